@@ -1,0 +1,260 @@
+#include "compare.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace course {
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string shortest(float f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  return std::string(buf, r.ptr);
+}
+
+bool same(float a, float b) { return a == b; }  // NaN never equals; +0 equals -0
+
+bool is_shape_rows(const json& j) {
+  if (!j.is_array() || j.empty()) return false;
+  for (const auto& row : j) {
+    if (!row.is_array() || row.size() != 3) return false;
+    for (const auto& x : row)
+      if (!x.is_number_integer()) return false;
+  }
+  return true;
+}
+
+std::string row_text(const json& row) {
+  if (!row.is_array()) return row.dump();
+  std::string s = "[";
+  for (size_t i = 0; i < row.size(); ++i) s += (i ? ", " : "") + row[i].dump();
+  return s + "]";
+}
+
+void compare_into(const std::string& path, const json& expected, const json& actual, std::vector<Mismatch>& out) {
+  auto add = [&](std::string summary) {
+    Mismatch m;
+    m.path = path;
+    m.summary = std::move(summary);
+    m.data = {{"path", path}, {"summary", m.summary}};
+    out.push_back(std::move(m));
+  };
+  if (is_tensor(expected)) {
+    if (!is_tensor(actual)) return add("expected a tensor, got " + short_json(actual));
+    Tensor e = tensor_from_json(expected);
+    Tensor a;
+    try {
+      a = tensor_from_json(actual);
+    } catch (const TensorError& err) {
+      return add(std::string("the returned tensor is malformed: ") + err.what());
+    }
+    if (a.axes.empty()) a.axes = e.axes;
+    for (auto& m : compare_tensors(path, e, a)) out.push_back(std::move(m));
+    return;
+  }
+  if (is_shape_rows(expected)) {
+    for (auto& m : compare_shape_rows(path, expected, actual)) out.push_back(std::move(m));
+    return;
+  }
+  if (expected.is_object()) {
+    if (!actual.is_object()) return add("expected an object, got " + short_json(actual));
+    for (auto it = expected.begin(); it != expected.end(); ++it) {
+      std::string child = path.empty() ? it.key() : path + "." + it.key();
+      if (!actual.contains(it.key())) {
+        Mismatch m;
+        m.path = child;
+        m.summary = "missing from the output";
+        m.data = {{"path", child}, {"summary", m.summary}};
+        out.push_back(std::move(m));
+        continue;
+      }
+      compare_into(child, it.value(), actual[it.key()], out);
+    }
+    return;
+  }
+  if (expected.is_array() && !expected.empty() &&
+      std::all_of(expected.begin(), expected.end(), [](const json& x) { return x.is_number_integer(); })) {
+    if (expected != actual) add("expected " + row_text(expected) + ", got " + short_json(actual));
+    return;
+  }
+  if (expected.is_array()) {
+    if (!actual.is_array()) return add("expected a list, got " + short_json(actual));
+    if (expected.size() != actual.size())
+      return add("expected " + std::to_string(expected.size()) + " entries, got " + std::to_string(actual.size()));
+    for (size_t i = 0; i < expected.size(); ++i)
+      compare_into(path + "[" + std::to_string(i) + "]", expected[i], actual[i], out);
+    return;
+  }
+  if (expected.is_number_float() && actual.is_number()) {
+    float e = expected.get<float>(), a = actual.get<float>();
+    if (!same(e, a)) add("expected " + format_float(e, a) + ", got " + format_float(a, e));
+    return;
+  }
+  if (expected != actual) add("expected " + short_json(expected) + ", got " + short_json(actual));
+}
+
+}  // namespace
+
+std::string coordinates(const Tensor& t, int64_t flat) {
+  std::vector<int64_t> idx(t.shape.size());
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    int64_t n = t.shape[d] > 0 ? t.shape[d] : 1;
+    idx[d] = flat % n;
+    flat /= n;
+  }
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (d) s += ", ";
+    s += (d < t.axes.size() ? t.axes[d] : "d" + std::to_string(d)) + " " + std::to_string(idx[d]);
+  }
+  return s;
+}
+
+std::string format_float(float f, float other) {
+  std::string text = shortest(f);
+  char a[32], b[32];
+  std::snprintf(a, sizeof a, "%.6g", double(f));
+  std::snprintf(b, sizeof b, "%.6g", double(other));
+  if (std::strcmp(a, b) == 0 || text == shortest(other)) text += " (bits " + float_bits_hex(f) + ")";
+  return text;
+}
+
+std::string short_json(const json& j, size_t max_chars) {
+  std::string s;
+  if (is_tensor(j)) {
+    std::vector<int64_t> shape;
+    for (const auto& d : j["shape"]) shape.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
+    s = "<float32 " + shape_text(shape) + ">";
+  } else if (j.is_object()) {
+    s = "{";
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      s += (first ? "" : ", ") + json(it.key()).dump() + ": " + short_json(it.value(), max_chars);
+      first = false;
+      if (s.size() > max_chars) break;
+    }
+    s += "}";
+  } else if (j.is_array()) {
+    s = "[";
+    for (size_t i = 0; i < j.size(); ++i) {
+      s += (i ? ", " : "") + short_json(j[i], max_chars);
+      if (s.size() > max_chars) break;
+    }
+    s += "]";
+  } else {
+    s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
+  return s;
+}
+
+std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, const Tensor& a) {
+  Mismatch m;
+  m.path = path;
+  if (e.shape != a.shape) {
+    m.summary = "shape " + shape_text(a.shape) + ", expected " + shape_text(e.shape);
+    m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", e.shape}, {"actual_shape", a.shape}};
+    return {m};
+  }
+  int64_t count = 0, first = -1;
+  double max_abs = 0, max_rel = 0;
+  std::vector<int64_t> shown;
+  for (int64_t i = 0; i < int64_t(e.data.size()); ++i) {
+    float x = e.data[size_t(i)], y = a.data[size_t(i)];
+    if (same(x, y)) continue;
+    ++count;
+    if (first < 0) first = i;
+    if (shown.size() < 5) shown.push_back(i);
+    double diff = std::isnan(y) || std::isnan(x) ? INFINITY : std::fabs(double(x) - double(y));
+    max_abs = std::max(max_abs, diff);
+    double scale = std::max(std::fabs(double(x)), std::fabs(double(y)));
+    if (scale > 0) max_rel = std::max(max_rel, diff / scale);
+  }
+  if (count == 0) return {};
+  std::ostringstream summary;
+  summary << count << " of " << e.data.size() << " values differ; first at " << coordinates(e, first)
+          << ": expected " << format_float(e.data[size_t(first)], a.data[size_t(first)]) << ", got "
+          << format_float(a.data[size_t(first)], e.data[size_t(first)]) << "; max |diff| " << max_abs;
+  m.summary = summary.str();
+  std::ostringstream detail;
+  // A few values around the first mismatch, marked, so a pattern is easy to see.
+  int64_t from = std::max<int64_t>(0, first - 2), to = std::min<int64_t>(int64_t(e.data.size()), first + 4);
+  for (int64_t i = from; i < to; ++i) {
+    float x = e.data[size_t(i)], y = a.data[size_t(i)];
+    detail << (same(x, y) ? "  ok  " : "  BAD ") << coordinates(e, i) << ": expected " << format_float(x, y)
+           << ", got " << format_float(y, x) << "\n";
+  }
+  m.detail = detail.str();
+  json first_coords = json::object();
+  {
+    int64_t flat = first;
+    std::vector<int64_t> idx(e.shape.size());
+    for (size_t d = e.shape.size(); d-- > 0;) {
+      idx[d] = flat % std::max<int64_t>(1, e.shape[d]);
+      flat /= std::max<int64_t>(1, e.shape[d]);
+    }
+    for (size_t d = 0; d < idx.size(); ++d) first_coords[d < e.axes.size() ? e.axes[d] : "d" + std::to_string(d)] = idx[d];
+  }
+  m.data = {{"path", path},
+            {"summary", m.summary},
+            {"mismatches", count},
+            {"size", e.data.size()},
+            {"first", first_coords},
+            {"expected", shortest(e.data[size_t(first)])},
+            {"actual", shortest(a.data[size_t(first)])},
+            {"max_abs_diff", std::isinf(max_abs) ? json("inf") : json(max_abs)},
+            {"max_rel_diff", std::isinf(max_rel) ? json("inf") : json(max_rel)}};
+  return {m};
+}
+
+std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& expected, const json& actual) {
+  Mismatch m;
+  m.path = path;
+  bool rows_ok = actual.is_array();
+  if (rows_ok && actual == expected) return {};
+  size_t n = std::max(expected.size(), actual.is_array() ? actual.size() : 0);
+  std::ostringstream detail;
+  detail << "  layer  expected        actual\n";
+  int differing = 0;
+  json bad = json::array();
+  for (size_t i = 0; i < n; ++i) {
+    std::string e = i < expected.size() ? row_text(expected[i]) : "-";
+    std::string a = rows_ok && i < actual.size() ? row_text(actual[i]) : "-";
+    bool diff = e != a;
+    differing += diff;
+    if (diff) bad.push_back(i);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-6zu %-15s %-15s%s\n", i, e.c_str(), a.c_str(), diff ? "  <- differs" : "");
+    detail << line;
+  }
+  if (!rows_ok) {
+    m.summary = "expected " + std::to_string(expected.size()) + " shape rows, got " + short_json(actual);
+  } else if (actual.size() != expected.size()) {
+    m.summary = "expected " + std::to_string(expected.size()) + " shape rows, got " + std::to_string(actual.size());
+  } else {
+    m.summary = std::to_string(differing) + " of " + std::to_string(expected.size()) + " shape rows differ";
+  }
+  m.detail = detail.str();
+  m.data = {{"path", path}, {"summary", m.summary}, {"expected", expected}, {"actual", actual}, {"differing_rows", bad}};
+  return {m};
+}
+
+std::vector<Mismatch> compare_outputs(const json& expected, const json& actual) {
+  std::vector<Mismatch> out;
+  compare_into("", expected, actual, out);
+  return out;
+}
+
+}  // namespace course

@@ -1,0 +1,58 @@
+// Fixture files: fixtures/<stage>/<case>.json, or .json.gz (zlib's gzip) when large.
+//
+//   {"format": "kvcourse-fixture", "format_version": 1,
+//    "stage": "cache-structure", "case": "three-appends",
+//    "checks": "One sentence on what this case proves.",
+//    "adapter": "run_cache_plan",
+//    "input": {...},       what the runner hands the adapter
+//    "expected": {...}}    what the reference returned (tensors as in tensor.hpp)
+//
+// Fixtures are written by the generator (target `fixtures`), never by hand.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace course {
+
+inline constexpr int kFixtureFormatVersion = 1;
+inline constexpr const char* kFixtureFormat = "kvcourse-fixture";
+
+struct FixtureError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Fixture {
+  std::filesystem::path file;
+  std::string stage;
+  std::string name;
+  std::string checks;
+  std::string adapter;
+  json input;
+  json expected;
+};
+
+// Reads raw bytes, inflating when the name ends in .gz. Throws FixtureError naming the
+// file: missing, unreadable, not gzip, truncated gzip.
+std::string read_maybe_gzip(const std::filesystem::path& file);
+
+// Loads and validates one fixture (format, version, fields, every tensor's shape against
+// its data). Throws FixtureError: "<file>: <problem>" and, where it helps, how to fix it.
+Fixture load_fixture(const std::filesystem::path& file);
+
+// The stage's fixtures in name order (files ending .json or .json.gz). Throws
+// FixtureError when the folder is missing or holds no fixture.
+std::vector<std::filesystem::path> list_fixtures(const std::filesystem::path& stage_dir);
+
+// Serializes (tensors as numbers) and writes <dir>/<case>.json, or <case>.json.gz when the
+// text is larger than gzip_above bytes. Returns the path written.
+std::filesystem::path write_fixture(const std::filesystem::path& dir, const Fixture& fixture,
+                                    size_t gzip_above = 256 * 1024);
+
+json fixture_to_json(const Fixture& fixture);
+
+}  // namespace course

@@ -1,0 +1,52 @@
+// Grading one stage: load its fixtures, run every case in a runner process, compare, and
+// diagnose. The runner is restarted after a case that kills it, so one crash fails one
+// case and the rest still run.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compare.hpp"
+#include "diagnose.hpp"
+#include "stages.hpp"
+
+namespace course {
+
+enum class CaseStatus { passed, failed, not_implemented, crashed, timed_out, exception, runner_error };
+const char* status_name(CaseStatus s);  // "passed", "failed", "not_implemented", ...
+
+struct CaseResult {
+  std::string name;
+  std::string checks;          // the fixture's sentence
+  std::string input_summary;   // short, one line
+  CaseStatus status = CaseStatus::failed;
+  std::string message;         // one line on why it did not pass (empty when passed)
+  std::vector<Mismatch> mismatches;
+  std::vector<Diagnosis> diagnoses;
+  std::string output;          // what the code under test printed during this case
+  bool output_truncated = false;
+  double seconds = 0;
+};
+
+struct StageResult {
+  const Stage* stage = nullptr;
+  std::vector<CaseResult> cases;
+  double seconds = 0;
+  int passed() const;
+  bool all_passed() const { return !cases.empty() && passed() == int(cases.size()); }
+};
+
+struct GradeOptions {
+  std::string runner;                     // runner executable
+  std::filesystem::path fixtures_root;    // folder holding one folder per stage
+  std::chrono::milliseconds timeout{5000};  // per case
+  std::string only_case;                  // grade only this case (empty: all)
+};
+
+// Throws FixtureError for a missing or broken fixture, std::runtime_error when the runner
+// cannot be started: both are environment errors (exit 2), not failed cases.
+StageResult grade_stage(const Stage& stage, const GradeOptions& options);
+
+}  // namespace course

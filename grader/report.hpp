@@ -1,0 +1,23 @@
+// Rendering results: text for a person, JSON for a machine.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "grade.hpp"
+
+namespace course {
+
+struct TextStyle {
+  bool color = false;
+  std::string output_label = "[your code]";  // prefix of each line the code under test printed
+};
+
+void print_stage_text(std::ostream& out, const StageResult& result, const TextStyle& style);
+
+// {"stages": [{"slug", "title", "passed", "total", "seconds", "cases": [{"name", "status",
+//   "message", "checks", "seconds", "mismatches": [...], "diagnoses": [{"id", ...}],
+//   "output"}]}], "passed": bool}
+json results_json(const std::vector<StageResult>& results);
+
+}  // namespace course

@@ -1,0 +1,39 @@
+#include "bindings.hpp"
+
+namespace course {
+
+const AdapterTable& adapter_table() {
+  static const AdapterTable table = [] {
+    AdapterTable t;
+    register_cache_adapters(t);
+    register_decode_adapters(t);
+    return t;
+  }();
+  return table;
+}
+
+Tensor make_tensor(std::vector<int64_t> shape, std::vector<std::string> axes, std::vector<float> data) {
+  Tensor t;
+  t.shape = std::move(shape);
+  t.axes = std::move(axes);
+  t.data = std::move(data);
+  return t;
+}
+
+const json& field(const json& input, const char* name) {
+  if (!input.is_object() || !input.contains(name))
+    throw BadInput(std::string("the input has no \"") + name + "\"");
+  return input[name];
+}
+
+std::vector<int> int_list(const json& value, const char* name) {
+  if (!value.is_array()) throw BadInput(std::string("\"") + name + "\" is not a list");
+  std::vector<int> out;
+  for (const auto& x : value) {
+    if (!x.is_number_integer()) throw BadInput(std::string("\"") + name + "\" holds a value that is not an integer");
+    out.push_back(x.get<int>());
+  }
+  return out;
+}
+
+}  // namespace course

@@ -1,0 +1,40 @@
+// Bindings between fixture JSON and the adapters in include/course/adapters.hpp. They
+// run inside a runner (next to the learner's code) and inside the fixture generator
+// (next to the reference), never inside the grader.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "../tensor.hpp"
+
+namespace course {
+
+// The fixture input does not have the form the adapter needs (a bad fixture or a grader
+// and runner from different versions), as opposed to an error in the learner's code.
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using AdapterBinding = std::function<json(const json& input)>;
+using AdapterTable = std::map<std::string, AdapterBinding>;
+
+// Every adapter a runner serves, by name.
+const AdapterTable& adapter_table();
+
+// Each stage group registers its adapters here.
+void register_cache_adapters(AdapterTable& table);   // stages 1-2: bindings_cache.cpp
+void register_decode_adapters(AdapterTable& table);  // stages 3-5: bindings_decode.cpp
+
+// Shared state prepared before cases run (e.g. model weights). `setup` is the JSON of a
+// setup request; an empty object is a no-op.
+void run_setup(const json& setup);
+
+// Helpers for the bindings.
+Tensor make_tensor(std::vector<int64_t> shape, std::vector<std::string> axes, std::vector<float> data);
+const json& field(const json& input, const char* name);  // throws BadInput if missing
+std::vector<int> int_list(const json& value, const char* name);
+
+}  // namespace course

@@ -1,0 +1,92 @@
+// The runner: the learner's code (or the reference, or a known-buggy variant) linked with
+// the adapter bindings. The grader starts it, sends requests on fd 3 and reads responses
+// on fd 4 (protocol.hpp). Whatever the code under test prints goes to stdout/stderr,
+// which the grader shows as the learner's output and never parses.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <typeinfo>
+
+#include <cxxabi.h>
+
+#include "../protocol.hpp"
+#include "bindings.hpp"
+#include "course/not_implemented.hpp"
+
+namespace {
+
+using course::json;
+
+std::string current_exception_type() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type) return "unknown";
+  int status = 0;
+  char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && name ? name : type->name();
+  std::free(name);
+  return out;
+}
+
+json handle(const json& request) {
+  const std::string type = request.value("type", "");
+  try {
+    if (type == "setup") {
+      course::run_setup(request.value("setup", json::object()));
+      return {{"status", "ok"}, {"output", json::object()}};
+    }
+    if (type != "case") return {{"status", "bad_request"}, {"what", "unknown request type \"" + type + "\""}};
+    const std::string adapter = request.value("adapter", "");
+    const auto& table = course::adapter_table();
+    auto it = table.find(adapter);
+    if (it == table.end())
+      return {{"status", "bad_request"}, {"what", "this runner has no adapter \"" + adapter + "\""}};
+    json output = it->second(request.value("input", json::object()));
+    return {{"status", "ok"}, {"output", std::move(output)}};
+  } catch (const course::NotImplemented& e) {
+    return {{"status", "not_implemented"}, {"what", e.what()}};
+  } catch (const course::BadInput& e) {
+    return {{"status", "bad_request"}, {"what", e.what()}};
+  } catch (const json::exception& e) {
+    return {{"status", "bad_request"}, {"what", std::string("malformed input: ") + e.what()}};
+  } catch (const std::exception& e) {
+    return {{"status", "exception"}, {"type", current_exception_type()}, {"what", e.what()}};
+  } catch (...) {
+    return {{"status", "exception"}, {"type", current_exception_type()}, {"what", ""}};
+  }
+}
+
+}  // namespace
+
+int main() {
+  if (fcntl(course::kRequestFd, F_GETFD) < 0 || fcntl(course::kResponseFd, F_GETFD) < 0) {
+    std::fprintf(stderr,
+                 "This program is the grader's runner; it is started by `grader`, which talks to it\n"
+                 "on file descriptors 3 and 4. Run `grader --stage SLUG` instead.\n");
+    return 2;
+  }
+  // Keep the learner's prints in order with the cases they belong to.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  while (true) {
+    std::optional<std::string> message;
+    try {
+      message = course::read_message(course::kRequestFd);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "runner: %s\n", e.what());
+      return 3;
+    }
+    if (!message) return 0;  // the grader closed the channel: done
+    json response;
+    try {
+      response = handle(json::parse(*message));
+    } catch (const json::exception& e) {
+      response = {{"status", "bad_request"}, {"what", std::string("request is not JSON: ") + e.what()}};
+    }
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (!course::write_message(course::kResponseFd, response.dump(-1, ' ', false, json::error_handler_t::replace))) return 3;
+  }
+}
