@@ -1,0 +1,54 @@
+// A runner that misbehaves on purpose, for the grader's robustness tests. In case
+// 02-one-append of cache-structure (the only plan with exactly two steps), it does what
+// the environment variable KVCOURSE_MISBEHAVE says; every other case runs the reference.
+//
+//   segfault  a null-pointer write          throw     an uncaught std::out_of_range
+//   abort     std::abort()                  exit      std::exit(0) mid-case
+//   hang      an endless loop               print     prints a few lines, then answers
+//   flood     prints 1 MiB, then answers    garbage   writes junk on the result channel
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#define run_cache_plan reference_run_cache_plan
+#include "../../reference/adapters.cpp"
+#undef run_cache_plan
+
+namespace course {
+
+std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
+  const char* env = std::getenv("KVCOURSE_MISBEHAVE");
+  const std::string mode = env ? env : "";
+  if (plan.size() == 2 && !mode.empty()) {
+    if (mode == "segfault") {
+      volatile int* p = nullptr;
+      *p = 1;
+    } else if (mode == "abort") {
+      std::abort();
+    } else if (mode == "exit") {
+      std::exit(0);
+    } else if (mode == "hang") {
+      for (volatile unsigned long i = 0;; i = i + 1) {
+      }
+    } else if (mode == "throw") {
+      throw std::out_of_range("position 7 is past the end");
+    } else if (mode == "print") {
+      std::printf("hello from the learner\n");
+      std::fprintf(stderr, "debug: plan has %zu steps\n", plan.size());
+    } else if (mode == "flood") {
+      std::string line(1023, 'x');
+      for (int i = 0; i < 1024; ++i) std::printf("%s\n", line.c_str());
+    } else if (mode == "garbage") {
+      const char junk[] = "\xff\xff\xff\x7fnot a message";
+      (void)!::write(4, junk, sizeof junk);
+      std::exit(0);
+    }
+  }
+  return reference_run_cache_plan(plan);
+}
+
+}  // namespace course

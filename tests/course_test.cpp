@@ -1,0 +1,178 @@
+// The course checks itself: the reference passes every stage, the skeleton fails every
+// stage cleanly, every known mistake is caught with its own diagnosis, the fixtures are
+// what the generator makes, and the stage table, manifest, lessons and stubs agree.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "diagnose.hpp"
+#include "fixture.hpp"
+#include "stages.hpp"
+#include "test_support.hpp"
+
+using course::json;
+using testing_support::bin;
+using testing_support::run;
+using testing_support::source_dir;
+using testing_support::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+json grade_json(const std::string& args, int expected_exit) {
+  TempDir state;
+  auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " " + bin("grader") + " --format json " + args,
+               false);
+  EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.output.substr(0, 3000);
+  try {
+    return json::parse(r.output);
+  } catch (const json::exception&) {
+    ADD_FAILURE() << "not JSON: " << r.output.substr(0, 2000);
+    return json::object();
+  }
+}
+
+// "## Mistake: transposed layout" -> "mistake-transposed-layout" (GitHub's rule, for the
+// characters our headings use).
+std::set<std::string> heading_anchors(const fs::path& markdown) {
+  std::set<std::string> anchors;
+  std::ifstream in(markdown);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("#", 0) != 0) continue;
+    std::string text = line.substr(line.find_first_not_of('#'));
+    std::string anchor;
+    for (char c : text) {
+      if (std::isalnum(static_cast<unsigned char>(c))) anchor += char(std::tolower(static_cast<unsigned char>(c)));
+      else if (c == ' ' || c == '-') anchor += '-';
+      else if (c == '_') anchor += '_';
+    }
+    while (!anchor.empty() && anchor.front() == '-') anchor.erase(anchor.begin());
+    anchors.insert(anchor);
+  }
+  return anchors;
+}
+
+std::map<std::string, std::string> mistake_header(const fs::path& file) {
+  std::map<std::string, std::string> h;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line) && line.rfind("@@", 0) != 0) {
+    auto colon = line.find(": ");
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    h[line.substr(0, colon)] = line.substr(colon + 2);
+  }
+  return h;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(course, reference_passes_every_available_stage) {
+  json j = grade_json("--impl reference --all", 0);
+  int available = 0;
+  for (const auto& s : course::stage_table()) available += s.available;
+  ASSERT_EQ(int(j["stages"].size()), available);
+  for (const auto& s : j["stages"]) EXPECT_EQ(s["passed"], s["total"]) << s["slug"];
+}
+
+TEST(course, skeleton_fails_every_stage_with_not_implemented) {
+  for (const auto& stage : course::stage_table()) {
+    if (!stage.available) continue;
+    json j = grade_json("--impl learner --stage " + stage.slug, 1);
+    for (const auto& c : j["stages"][0]["cases"]) {
+      EXPECT_EQ(c["status"], "not_implemented") << stage.slug << " " << c["name"] << ": " << c["message"];
+      EXPECT_NE(c["message"].get<std::string>().find("not implemented yet: "), std::string::npos) << c["message"];
+    }
+  }
+}
+
+TEST(course, every_known_mistake_is_caught_with_its_own_diagnosis) {
+  int checked = 0;
+  std::set<std::string> diagnosed;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/buggy")) {
+    if (entry.path().extension() != ".mistake") continue;
+    const std::string name = entry.path().stem().string();
+    auto header = mistake_header(entry.path());
+    ASSERT_TRUE(header.count("diagnosis") && header.count("stage")) << entry.path();
+    ASSERT_TRUE(fs::exists(bin("runner-buggy-" + name))) << "runner-buggy-" << name << " is not built: register it";
+    SCOPED_TRACE(name);
+    json j = grade_json("--runner " + bin("runner-buggy-" + name) + " --stage " + header["stage"], 1);
+    std::set<std::string> ids;
+    for (const auto& c : j["stages"][0]["cases"])
+      for (const auto& d : c["diagnoses"]) ids.insert(d["id"].get<std::string>());
+    EXPECT_EQ(ids, std::set<std::string>{header["diagnosis"]}) << "diagnoses named for " << name;
+    diagnosed.insert(header["diagnosis"]);
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
+  // Every catalogue entry has a buggy implementation that proves its detector works.
+  for (const auto& m : course::known_mistakes()) EXPECT_TRUE(diagnosed.count(m.id)) << m.id << " has no .mistake file";
+}
+
+TEST(course, every_diagnosis_points_to_an_existing_lesson_section) {
+  for (const auto& m : course::known_mistakes()) {
+    std::string lesson = m.lesson;
+    auto hash = lesson.find('#');
+    ASSERT_NE(hash, std::string::npos) << m.id;
+    fs::path file = source_dir() / lesson.substr(0, hash);
+    ASSERT_TRUE(fs::exists(file)) << file;
+    EXPECT_TRUE(heading_anchors(file).count(lesson.substr(hash + 1))) << m.id << ": no heading for " << lesson;
+  }
+}
+
+TEST(course, fixtures_are_exactly_what_the_generator_writes) {
+  TempDir out;
+  auto r = run(bin("make-fixtures") + " --out " + out.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> generated, committed;
+  for (const auto& e : fs::recursive_directory_iterator(out.path()))
+    if (e.is_regular_file()) generated.insert(fs::relative(e.path(), out.path()).string());
+  for (const auto& e : fs::recursive_directory_iterator(source_dir() / "fixtures"))
+    if (e.is_regular_file()) committed.insert(fs::relative(e.path(), source_dir() / "fixtures").string());
+  EXPECT_EQ(generated, committed) << "run `cmake --build build --target fixtures` and commit fixtures/";
+  for (const auto& rel : generated) {
+    if (!committed.count(rel)) continue;
+    // Content, not bytes: the same JSON document after inflating.
+    json a = json::parse(course::read_maybe_gzip(out / rel));
+    json b = json::parse(course::read_maybe_gzip(source_dir() / "fixtures" / rel));
+    EXPECT_TRUE(a == b) << rel << " differs from what the reference gives now";
+  }
+}
+
+TEST(course, manifest_agrees_with_the_stage_table) {
+  std::ifstream in(source_dir() / "stages/manifest.json");
+  json manifest = json::parse(in);
+  const auto& table = course::stage_table();
+  ASSERT_EQ(manifest["stages"].size(), table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const json& m = manifest["stages"][i];
+    EXPECT_EQ(m["slug"], table[i].slug) << i;
+    EXPECT_EQ(m["number"], table[i].number) << i;
+    EXPECT_EQ(m["title"], table[i].title) << i;
+    EXPECT_EQ(m["folder"], table[i].folder) << i;
+    EXPECT_FALSE(m["hint"].get<std::string>().empty()) << i;
+    EXPECT_TRUE(fs::exists(source_dir() / "stages" / table[i].folder / "lesson.md")) << table[i].folder;
+    for (const auto& f : m["files"]) EXPECT_TRUE(fs::exists(source_dir() / f.get<std::string>())) << f;
+  }
+}
+
+TEST(course, every_stub_has_one_todo) {
+  for (const char* folder : {"src", "adapters"}) {
+    for (const auto& e : fs::directory_iterator(source_dir() / folder)) {
+      std::string text = testing_support::read_file(e.path());
+      size_t stubs = count(text, "not_implemented(\"");
+      EXPECT_GT(stubs, 0u) << e.path() << " has no stub";
+      EXPECT_EQ(count(text, "// TODO:"), stubs) << e.path() << ": one TODO per stub";
+    }
+  }
+}

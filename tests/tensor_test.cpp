@@ -1,0 +1,108 @@
+#include "tensor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace course;
+
+namespace {
+
+uint32_t bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+Tensor random_tensor(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Tensor t;
+  t.shape = {int64_t(n)};
+  for (size_t i = 0; i < n; ++i) {
+    // Random bit patterns cover every exponent and mantissa, not just "nice" values.
+    float f;
+    uint32_t b = rng();
+    std::memcpy(&f, &b, 4);
+    if (!std::isfinite(f)) f = 1.5f;
+    t.data.push_back(f);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST(tensor, numbers_round_trip_every_float_bit_for_bit) {
+  Tensor t = random_tensor(20000, 7);
+  t.data.push_back(-0.0f);
+  t.data.push_back(std::numeric_limits<float>::denorm_min());
+  t.data.push_back(std::numeric_limits<float>::max());
+  t.data.push_back(std::numeric_limits<float>::min());
+  t.shape = {int64_t(t.data.size())};
+  // Through text, as a fixture file would go.
+  json j = json::parse(tensor_to_json(t, TensorEncoding::numbers).dump());
+  ASSERT_TRUE(j.contains("data"));
+  Tensor back = tensor_from_json(j);
+  ASSERT_EQ(back.data.size(), t.data.size());
+  for (size_t i = 0; i < t.data.size(); ++i) ASSERT_EQ(bits(back.data[i]), bits(t.data[i])) << "index " << i;
+}
+
+TEST(tensor, base64_round_trips_non_finite_values) {
+  Tensor t;
+  t.shape = {2, 2};
+  t.axes = {"row", "col"};
+  t.data = {std::numeric_limits<float>::quiet_NaN(), INFINITY, -INFINITY, 1.0f};
+  json j = json::parse(tensor_to_json(t, TensorEncoding::numbers).dump());
+  EXPECT_TRUE(j.contains("data_b64")) << "non-finite data falls back to base64";
+  Tensor back = tensor_from_json(j);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(bits(back.data[i]), bits(t.data[i]));
+  EXPECT_EQ(back.axes, t.axes);
+}
+
+TEST(tensor, base64_handles_every_padding_length) {
+  for (size_t n = 0; n < 10; ++n) {
+    std::vector<uint8_t> bytes(n);
+    for (size_t i = 0; i < n; ++i) bytes[i] = uint8_t(i * 37 + 11);
+    EXPECT_EQ(base64_decode(base64_encode(bytes.data(), n)), bytes) << n;
+  }
+  EXPECT_THROW(base64_decode("abc"), TensorError);
+  EXPECT_THROW(base64_decode("ab!d"), TensorError);
+  EXPECT_THROW(base64_decode("a=bc"), TensorError);
+}
+
+TEST(tensor, rejects_data_that_disagrees_with_shape) {
+  json j = {{"shape", {2, 3}}, {"dtype", "float32"}, {"data", {1, 2, 3, 4, 5}}};
+  try {
+    tensor_from_json(j);
+    FAIL() << "no error";
+  } catch (const TensorError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 6 values but its data has 5"), std::string::npos) << e.what();
+  }
+  json b = {{"shape", {2}}, {"dtype", "float32"}, {"data_b64", base64_encode("abcd", 4)}};
+  EXPECT_THROW(tensor_from_json(b), TensorError);
+}
+
+TEST(tensor, rejects_malformed_tensors) {
+  for (const char* text : {
+           R"({"shape": [1], "dtype": "float64", "data": [1]})",
+           R"({"shape": [-1], "dtype": "float32", "data": []})",
+           R"({"shape": 3, "dtype": "float32", "data": [1, 2, 3]})",
+           R"({"shape": [1], "dtype": "float32"})",
+           R"({"shape": [1], "dtype": "float32", "data": ["x"]})",
+           R"({"shape": [1], "dtype": "float32", "data_b64": 5})",
+           R"({"shape": [2], "dtype": "float32", "axes": ["a", "b"], "data": [1, 2]})",
+       })
+    EXPECT_THROW(tensor_from_json(json::parse(text)), TensorError) << text;
+}
+
+TEST(tensor, visits_nested_tensors_with_their_paths) {
+  Tensor t;
+  t.shape = {1};
+  t.data = {2.0f};
+  json doc = {{"caches", {{{"keys", tensor_to_json(t, TensorEncoding::numbers)}}}}};
+  std::vector<std::string> paths;
+  for_each_tensor(doc, "", [&](const std::string& p, const json&) { paths.push_back(p); });
+  EXPECT_EQ(paths, std::vector<std::string>{"caches[0].keys"});
+}
