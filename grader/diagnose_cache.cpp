@@ -39,9 +39,11 @@ int shape_len(const json& cache) {
   return cache["shape"][1].get<int>();
 }
 
+// After `expected` appends a cache holds `actual` positions: is that what an append that
+// adds zero or two positions (or a length that is one off) would give?
 bool growth_looks_off(int expected, int actual) {
-  return expected != actual && actual >= 0 &&
-         ((expected > 0 && actual == 0) || (expected > 0 && actual == 2 * expected) || std::abs(expected - actual) == 1);
+  if (expected <= 0 || actual < 0 || actual == expected) return false;
+  return actual == 0 || actual == 2 * expected || std::abs(expected - actual) == 1;
 }
 
 // ---- multi-layer-cache ---------------------------------------------------------------
@@ -74,7 +76,7 @@ void diagnose_lengths(const std::vector<int>& appends, const std::vector<int>& e
                       const std::string& which, std::vector<Diagnosis>& out) {
   if (actual.size() != expected.size() || actual == expected) return;
   const int total = int(appends.size());
-  if (total > 1 && std::all_of(actual.begin(), actual.end(), [&](int n) { return n == total; })) {
+  if (total >= 1 && std::all_of(actual.begin(), actual.end(), [&](int n) { return n == total; })) {
     out.push_back(diagnosis("kvc.shared_layers",
                             which + "every layer reports length " + std::to_string(total) +
                                 ", the number of appends to all layers together: the 12 layers are one shared KVCache"));

@@ -6,5 +6,4 @@ foreach(name transposed_layout off_by_one_growth kv_swapped shared_layers length
 endforeach()
 
 # A runner that crashes, hangs, exits, throws or prints on request (cli_test.cpp).
-add_course_runner(misbehaving ${PROJECT_SOURCE_DIR}/reference/kvcache.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/misbehaving_adapters.cpp)
+add_course_runner(misbehaving ${CMAKE_CURRENT_LIST_DIR}/misbehaving_adapters.cpp LIBS course_reference)

@@ -4,7 +4,8 @@
 //
 //   segfault  a null-pointer write          throw     an uncaught std::out_of_range
 //   abort     std::abort()                  exit      std::exit(0) mid-case
-//   hang      an endless loop               print     prints a few lines, then answers
+//   hang      an endless loop (writes its pid to $KVCOURSE_MISBEHAVE_PIDFILE first)
+//   print     prints a few lines, then answers
 //   flood     prints 1 MiB, then answers    garbage   writes junk on the result channel
 #include <unistd.h>
 
@@ -32,8 +33,15 @@ std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
     } else if (mode == "exit") {
       std::exit(0);
     } else if (mode == "hang") {
-      for (volatile unsigned long i = 0;; i = i + 1) {
+      // Leave a trace so the test can check that the grader killed this process.
+      if (const char* pidfile = std::getenv("KVCOURSE_MISBEHAVE_PIDFILE")) {
+        if (FILE* f = std::fopen(pidfile, "w")) {
+          std::fprintf(f, "%d\n", int(::getpid()));
+          std::fclose(f);
+        }
       }
+      volatile unsigned long spins = 0;
+      while (true) spins = spins + 1;
     } else if (mode == "throw") {
       throw std::out_of_range("position 7 is past the end");
     } else if (mode == "print") {

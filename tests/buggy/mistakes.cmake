@@ -19,8 +19,6 @@ function(kvcourse_mistake name)
     COMMAND apply-mistake ${mistake} ${PROJECT_SOURCE_DIR} ${out}
     DEPENDS apply-mistake ${mistake} ${PROJECT_SOURCE_DIR}/${edited}
     VERBATIM)
-  set(sources ${KVCOURSE_REFERENCE_SOURCES})
-  list(REMOVE_ITEM sources ${PROJECT_SOURCE_DIR}/${edited})
-  add_course_runner(buggy-${name} ${sources} ${out})
+  add_course_runner(buggy-${name} ${out} LIBS course_reference)
   set_property(GLOBAL APPEND PROPERTY KVCOURSE_MISTAKES ${name})
 endfunction()

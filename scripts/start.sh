@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start for a learner: install what is missing, build, and grade your code (the
+# first stage you have not passed yet). Run it again at any time; it only redoes what
+# changed. Arguments go to the grader, e.g. scripts/start.sh --stage cache-structure --watch
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/deps.sh
+cmake --preset default >/dev/null
+cmake --build --preset default
+echo
+echo "Built. The grader is build/bin/grader; from here on, for example:"
+echo "  build/bin/grader --stage cache-structure --watch"
+echo
+exec build/bin/grader "$@"

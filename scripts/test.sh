@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds everything and runs the whole test suite (the course's self-check included).
+# Idempotent and incremental. With --preset asan, the same under AddressSanitizer and
+# UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=default
+if [ "${1:-}" = "--preset" ]; then preset="$2"; fi
+
+bash scripts/deps.sh
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+ctest --preset "$preset"
