@@ -34,4 +34,32 @@ CloneShapes run_model_cache_clone(const std::vector<int>& before, const std::vec
   not_implemented("run_model_cache_clone (adapters/adapters.cpp)");
 }
 
+CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
+  // run.logits: [n_steps, vocab], step 0 first
+  // TODO: a fresh CacheRun; decode_step(model, run.cache, token) for each token in order,
+  // appending each step's logits to run.logits.
+  (void)model;
+  (void)tokens;
+  not_implemented("run_decode (adapters/adapters.cpp)");
+}
+
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens) {
+  // run.logits: [vocab]
+  // TODO: a fresh CacheRun; run.logits = prefill(model, run.cache, tokens).
+  (void)model;
+  (void)tokens;
+  not_implemented("run_prefill (adapters/adapters.cpp)");
+}
+
+ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& prefix,
+                          const std::vector<std::vector<int>>& suffixes) {
+  // run.continued: [n_suffixes]; run.saved_rows: [n_suffixes][n_layers] rows {12, length, 64}
+  // TODO: run.saved = save_prefix(model, prefix); then for each suffix, keep
+  // continue_from(model, run.saved, suffix) and the saved cache's 12 shape rows.
+  (void)model;
+  (void)prefix;
+  (void)suffixes;
+  not_implemented("run_prefix_reuse (adapters/adapters.cpp)");
+}
+
 }  // namespace course

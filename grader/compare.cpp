@@ -1,5 +1,7 @@
 #include "compare.hpp"
 
+#include "digest.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -51,6 +53,17 @@ void compare_into(const std::string& path, const json& expected, const json& act
     m.data = {{"path", path}, {"summary", m.summary}};
     out.push_back(std::move(m));
   };
+  if (is_digest(expected)) {
+    if (!is_tensor(actual)) return add("expected a tensor, got " + short_json(actual));
+    Tensor a;
+    try {
+      a = tensor_from_json(actual);
+    } catch (const TensorError& err) {
+      return add(std::string("the returned tensor is malformed: ") + err.what());
+    }
+    for (auto& m : compare_digest(path, digest_from_json(expected), a)) out.push_back(std::move(m));
+    return;
+  }
   if (is_tensor(expected)) {
     if (!is_tensor(actual)) return add("expected a tensor, got " + short_json(actual));
     Tensor e = tensor_from_json(expected);
@@ -86,7 +99,7 @@ void compare_into(const std::string& path, const json& expected, const json& act
   }
   if (expected.is_array() && !expected.empty() &&
       std::all_of(expected.begin(), expected.end(), [](const json& x) { return x.is_number_integer(); })) {
-    if (expected != actual) add("expected " + row_text(expected) + ", got " + short_json(actual));
+    if (expected != actual) add("expected " + row_text(expected) + ", got " + (actual.is_array() ? row_text(actual) : short_json(actual)));
     return;
   }
   if (expected.is_array()) {
@@ -127,7 +140,8 @@ std::string format_float(float f, float other) {
   char a[32], b[32];
   std::snprintf(a, sizeof a, "%.6g", double(f));
   std::snprintf(b, sizeof b, "%.6g", double(other));
-  if (std::strcmp(a, b) == 0 || text == shortest(other)) text += " (bits " + float_bits_hex(f) + ")";
+  const bool differ = std::memcmp(&f, &other, sizeof f) != 0;
+  if (differ && (std::strcmp(a, b) == 0 || text == shortest(other))) text += " (bits " + float_bits_hex(f) + ")";
   return text;
 }
 
@@ -169,7 +183,9 @@ std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, 
     return {m};
   }
   int64_t count = 0, first = -1;
-  double max_abs = 0, max_rel = 0;
+  double max_abs = 0, max_rel = 0, max_expected = 0;
+  for (float x : e.data)
+    if (std::isfinite(x)) max_expected = std::max(max_expected, std::fabs(double(x)));
   std::vector<int64_t> shown;
   for (int64_t i = 0; i < int64_t(e.data.size()); ++i) {
     float x = e.data[size_t(i)], y = a.data[size_t(i)];
@@ -215,7 +231,8 @@ std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, 
             {"expected", shortest(e.data[size_t(first)])},
             {"actual", shortest(a.data[size_t(first)])},
             {"max_abs_diff", std::isinf(max_abs) ? json("inf") : json(max_abs)},
-            {"max_rel_diff", std::isinf(max_rel) ? json("inf") : json(max_rel)}};
+            {"max_rel_diff", std::isinf(max_rel) ? json("inf") : json(max_rel)},
+            {"max_abs_expected", max_expected}};
   return {m};
 }
 
@@ -248,6 +265,109 @@ std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& ex
   }
   m.detail = detail.str();
   m.data = {{"path", path}, {"summary", m.summary}, {"expected", expected}, {"actual", actual}, {"differing_rows", bad}};
+  return {m};
+}
+
+std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, const Tensor& actual) {
+  Mismatch m;
+  m.path = path;
+  if (e.shape != actual.shape) {
+    m.summary = "shape " + shape_text(actual.shape) + ", expected " + shape_text(e.shape);
+    m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", e.shape}, {"actual_shape", actual.shape}};
+    return {m};
+  }
+  Tensor shape_only;  // for coordinates(): the digest's shape and axes
+  shape_only.shape = e.shape;
+  shape_only.axes = e.axes;
+  if (shape_only.axes.empty() && !actual.axes.empty()) shape_only.axes = actual.axes;
+  const std::vector<bool> ok = rows_matching(e, actual);
+  int64_t bad_rows = 0, first = -1;
+  double max_abs = 0, max_rel = 0, max_expected = 0;
+  int64_t sample_mismatches = 0;
+  for (size_t r = 0; r < ok.size(); ++r) {
+    for (size_t i = 0; i < e.sample_index.size(); ++i)
+      max_expected = std::max(max_expected, std::fabs(double(e.samples[r][i])));
+    if (ok[r]) continue;
+    ++bad_rows;
+    if (first < 0) first = int64_t(r);
+    for (size_t i = 0; i < e.sample_index.size(); ++i) {
+      float x = e.samples[r][i], y = actual.data[r * size_t(e.row_size) + size_t(e.sample_index[i])];
+      if (same(x, y)) continue;
+      ++sample_mismatches;
+      double diff = std::isnan(y) ? INFINITY : std::fabs(double(x) - double(y));
+      max_abs = std::max(max_abs, diff);
+      double scale = std::max(std::fabs(double(x)), std::fabs(double(y)));
+      if (scale > 0) max_rel = std::max(max_rel, diff / scale);
+    }
+  }
+  if (bad_rows == 0) return {};
+  const size_t row0 = size_t(first) * size_t(e.row_size);
+  std::ostringstream summary, detail;
+  if (e.shape.size() == 1) {
+    summary << "the " << e.row_size << " values differ (digest)";
+  } else {
+    const std::string at = coordinates(shape_only, int64_t(row0));
+    summary << bad_rows << " of " << ok.size() << " rows of " << e.row_size << " values differ; first at "
+            << at.substr(0, at.rfind(','));
+  }
+  // Where the row's sampled values differ, show them; the rest of the row is known only
+  // through its digest.
+  int shown = 0;
+  for (size_t i = 0; i < e.sample_index.size(); ++i) {
+    float x = e.samples[size_t(first)][i], y = actual.data[row0 + size_t(e.sample_index[i])];
+    if (!same(x, y) || shown < 3) {
+      if (shown < 8)
+        detail << (same(x, y) ? "  ok  " : "  BAD ") << coordinates(shape_only, int64_t(row0) + e.sample_index[i])
+               << ": expected " << format_float(x, y) << ", got " << format_float(y, x) << "\n";
+      ++shown;
+    }
+  }
+  int64_t actual_argmax = -1;
+  if (!e.argmax.empty()) {
+    actual_argmax = 0;
+    for (int64_t i = 1; i < e.row_size; ++i)
+      if (actual.data[row0 + size_t(i)] > actual.data[row0 + size_t(actual_argmax)]) actual_argmax = i;
+    detail << "  largest value at index " << e.argmax[size_t(first)] << " expected, at " << actual_argmax
+           << (actual_argmax == e.argmax[size_t(first)] ? " (same)" : " (differs)") << "\n";
+  }
+  if (sample_mismatches > 0) {
+    summary << "; sampled values: max |diff| " << max_abs;
+  } else {
+    summary << "; the sampled values agree, other values of the row differ";
+    detail << "  (the fixture keeps a digest of every row and " << e.sample_index.size()
+           << " sampled values per row; the differing values are not among the samples)\n";
+  }
+  m.summary = summary.str();
+  m.detail = detail.str();
+  json first_coords = json::object();
+  {
+    int64_t flat = int64_t(row0);
+    std::vector<int64_t> idx(e.shape.size());
+    for (size_t d = e.shape.size(); d-- > 0;) {
+      idx[d] = flat % std::max<int64_t>(1, e.shape[d]);
+      flat /= std::max<int64_t>(1, e.shape[d]);
+    }
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      first_coords[d < shape_only.axes.size() ? shape_only.axes[d] : "d" + std::to_string(d)] = idx[d];
+  }
+  json differing = json::array();
+  for (size_t r = 0; r < ok.size(); ++r)
+    if (!ok[r]) differing.push_back(r);
+  m.data = {{"path", path},
+            {"summary", m.summary},
+            {"kind", "digest"},
+            {"rows_differing", bad_rows},
+            {"rows", ok.size()},
+            {"differing_rows", differing},
+            {"first_row", first_coords},
+            {"sampled_mismatches", sample_mismatches},
+            {"max_abs_diff", std::isinf(max_abs) ? json("inf") : json(max_abs)},
+            {"max_rel_diff", std::isinf(max_rel) ? json("inf") : json(max_rel)},
+            {"max_abs_expected", max_expected}};
+  if (!e.argmax.empty()) {
+    m.data["expected_argmax"] = e.argmax[size_t(first)];
+    m.data["actual_argmax"] = actual_argmax;
+  }
   return {m};
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "digest.hpp"
 #include "tensor.hpp"
 
 namespace course {
@@ -23,12 +24,15 @@ std::vector<Mismatch> compare_outputs(const json& expected, const json& actual);
 
 // The parts, for unit tests and for stage-specific checks.
 std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& expected, const Tensor& actual);
+// A full tensor against a digest tensor from a fixture (digest.hpp): rows whose digest
+// differs, the first one's sampled values marked right or wrong, and its argmax.
+std::vector<Mismatch> compare_digest(const std::string& path, const Digest& expected, const Tensor& actual);
 std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& expected, const json& actual);
 
 // "head 3, pos 1, dim 17" for a flat index into a tensor (axes named "d0", "d1"... when
 // the tensor names none).
 std::string coordinates(const Tensor& t, int64_t flat_index);
-// A float for a report: shortest decimal, plus its bits when `other` prints alike.
+// A float for a report: shortest decimal, plus its bits when `other` differs but prints alike.
 std::string format_float(float f, float other);
 // A short, one-line rendering of a JSON value: tensors as <float32 [12, 3, 64]>.
 std::string short_json(const json& j, size_t max_chars = 160);

@@ -38,6 +38,9 @@ Diagnosis diagnosis(const std::string& id, std::string explanation);
 // Per stage (diagnose_cache.cpp, diagnose_decode.cpp).
 std::vector<Diagnosis> diagnose_cache_structure(const CaseView& c);
 std::vector<Diagnosis> diagnose_multi_layer_cache(const CaseView& c);
+std::vector<Diagnosis> diagnose_one_token(const CaseView& c);     // diagnose_decode.cpp
+std::vector<Diagnosis> diagnose_prefill(const CaseView& c);       // diagnose_decode.cpp
+std::vector<Diagnosis> diagnose_prefix_reuse(const CaseView& c);  // diagnose_decode.cpp
 
 }  // namespace course
 

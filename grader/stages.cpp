@@ -1,5 +1,7 @@
 #include "stages.hpp"
 
+#include "decode_weights.hpp"
+
 namespace course {
 
 const std::vector<Stage>& stage_table() {
@@ -7,9 +9,12 @@ const std::vector<Stage>& stage_table() {
       {1, "cache-structure", "One layer's KV cache", "01-cache-structure", true, diagnose_cache_structure, json::object()},
       {2, "multi-layer-cache", "A cache for every layer", "02-multi-layer-cache", true, diagnose_multi_layer_cache,
        json::object()},
-      {3, "one-token", "Decode one token", "03-one-token", false, nullptr, json::object()},
-      {4, "prefill", "Prefill the prompt", "04-prefill", false, nullptr, json::object()},
-      {5, "prefix-reuse", "Reuse a saved prefix", "05-prefix-reuse", false, nullptr, json::object()},
+      // The decode stages run GPT-2 small: the runner builds its weights once, in setup.
+      {3, "one-token", "Decode one token", "03-one-token", true, diagnose_one_token,
+       json{{"weights", decode_weights_spec()}}},
+      {4, "prefill", "Prefill the prompt", "04-prefill", true, diagnose_prefill, json{{"weights", decode_weights_spec()}}},
+      {5, "prefix-reuse", "Reuse a saved prefix", "05-prefix-reuse", true, diagnose_prefix_reuse,
+       json{{"weights", decode_weights_spec()}}},
   };
   return stages;
 }

@@ -62,4 +62,30 @@ CloneShapes run_model_cache_clone(const std::vector<int>& before, const std::vec
   return {shape_rows(original), shape_rows(copy)};
 }
 
+CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
+  CacheRun run;
+  for (int token : tokens) {
+    std::vector<float> step = decode_step(model, run.cache, token);  // [vocab]
+    run.logits.insert(run.logits.end(), step.begin(), step.end());
+  }
+  return run;
+}
+
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens) {
+  CacheRun run;
+  run.logits = prefill(model, run.cache, tokens);
+  return run;
+}
+
+ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& prefix,
+                          const std::vector<std::vector<int>>& suffixes) {
+  ReuseRun run;
+  run.saved = save_prefix(model, prefix);
+  for (const std::vector<int>& suffix : suffixes) {
+    run.continued.push_back(continue_from(model, run.saved, suffix));
+    run.saved_rows.push_back(shape_rows(run.saved.cache));
+  }
+  return run;
+}
+
 }  // namespace course

@@ -25,7 +25,10 @@ namespace {
 
 json grade_json(const std::string& args, int expected_exit) {
   TempDir state;
-  auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " " + bin("grader") + " --format json " + args,
+  // A generous time per case: this test is about verdicts, and sanitizer builds of the
+  // GPT-2 stages are slow (cli_test covers the timeout itself).
+  auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " " + bin("grader") +
+                   " --timeout 120 --format json " + args,
                false);
   EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.output.substr(0, 3000);
   try {

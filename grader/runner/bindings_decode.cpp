@@ -1,10 +1,200 @@
 // Bindings for stages one-token, prefill and prefix-reuse (they need the model).
+//
+// Every case input names its weights ({"weights": {...}}, see weights.hpp); the stage's
+// setup request names the same weights, so the model is built once per runner process,
+// before the first case, with the setup's longer time allowance.
+//
+// Outputs are full tensors (the fixture may hold a digest of them, digest.hpp):
+//   logits        [n_steps, vocab] (one-token) or [vocab] (prefill, prefix-reuse)
+//   cache_shapes  12 shape rows [n_heads, length, head_dim], layer 0 first
+//   keys, values  [n_layers, n_heads, seq, head_dim] read through KVCache::key/value,
+//                 or a flat [n] "index" tensor when the layers' lengths differ
+#include <memory>
+#include <string>
+
 #include "bindings.hpp"
+#include "course/adapters.hpp"
+#include "weights.hpp"
 
 namespace course {
 
-void register_decode_adapters(AdapterTable&) {}
+namespace {
 
-void run_setup(const json&) {}
+std::unique_ptr<gpt2::Model> g_model;
+std::string g_model_spec;
+
+std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
+                              bool allow_empty) {
+  std::vector<int> tokens = int_list(field(input, name), name);
+  if (tokens.empty() && !allow_empty) throw BadInput(std::string("\"") + name + "\" is empty");
+  for (int t : tokens)
+    if (t < 0 || t >= model.config().vocab)
+      throw BadInput(std::string("\"") + name + "\" holds token id " + std::to_string(t));
+  return tokens;
+}
+
+json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_step) {
+  const int64_t vocab = n_steps > 0 ? int64_t(logits.size()) / n_steps : 0;
+  Tensor t;
+  if (per_step && n_steps > 0 && int64_t(logits.size()) == n_steps * vocab) {
+    t = make_tensor({n_steps, vocab}, {"step", "vocab"}, logits);
+  } else {
+    t = make_tensor({int64_t(logits.size())}, {"vocab"}, logits);
+  }
+  return tensor_to_json(t, TensorEncoding::base64);
+}
+
+json rows_json(const ModelCache& cache) {
+  json rows = json::array();
+  for (int l = 0; l < n_layers; ++l) rows.push_back({n_heads, cache.layer(l).length(), head_dim});
+  return rows;
+}
+
+// {"cache_shapes", "keys", "values"} of a whole ModelCache.
+json cache_json(const ModelCache& cache) {
+  int len = cache.layer(0).length();
+  bool uniform = true;
+  for (int l = 1; l < n_layers; ++l) uniform = uniform && cache.layer(l).length() == len;
+  std::vector<float> keys, values;  // [n_layers, n_heads, seq, head_dim] when uniform
+  for (int l = 0; l < n_layers; ++l) {
+    const KVCache& layer = cache.layer(l);
+    for (int h = 0; h < n_heads; ++h)
+      for (int p = 0; p < layer.length(); ++p) {
+        auto k = layer.key(h, p);
+        auto v = layer.value(h, p);
+        keys.insert(keys.end(), k.begin(), k.end());
+        values.insert(values.end(), v.begin(), v.end());
+      }
+  }
+  auto tensor = [&](std::vector<float> data) {
+    const int64_t n = int64_t(data.size());
+    Tensor t = uniform ? make_tensor({n_layers, n_heads, len, head_dim},
+                                     {"layer", "head", "pos", "dim"}, std::move(data))
+                       : make_tensor({n}, {"index"}, std::move(data));
+    return tensor_to_json(t, TensorEncoding::base64);
+  };
+  return {{"cache_shapes", rows_json(cache)},
+          {"keys", tensor(std::move(keys))},
+          {"values", tensor(std::move(values))}};
+}
+
+Tensor tensor_field(const json& input, const char* name) {
+  try {
+    return tensor_from_json(field(input, name));
+  } catch (const TensorError& e) {
+    throw BadInput(std::string("\"") + name + "\": " + e.what());
+  }
+}
+
+// The probes' cache: one layer holding the given [n, 768] keys and values.
+KVCache probe_cache(const json& input) {
+  Tensor keys = tensor_field(input, "keys"), values = tensor_field(input, "values");
+  if (keys.shape.size() != 2 || keys.shape[1] != d_model || values.shape != keys.shape)
+    throw BadInput("\"keys\" and \"values\" must both be [n, 768]");
+  KVCache cache;
+  for (int64_t p = 0; p < keys.shape[0]; ++p)
+    cache.append(std::span<const float>(keys.data).subspan(size_t(p) * d_model, d_model),
+                 std::span<const float>(values.data).subspan(size_t(p) * d_model, d_model));
+  return cache;
+}
+
+}  // namespace
+
+const gpt2::Model& model_for(const json& weights) {
+  const std::string spec = weights.dump();
+  if (g_model && spec == g_model_spec) return *g_model;
+  if (!weights.is_object() || weights.value("kind", "") != "synthetic" ||
+      weights.value("config", "") != "gpt2-small" || !weights.contains("seed") ||
+      !weights["seed"].is_number_integer() || weights["seed"].get<int64_t>() < 0)
+    throw BadInput(
+        "this runner builds only {\"kind\": \"synthetic\", \"config\": \"gpt2-small\", \"seed\": "
+        "N} weights, not " +
+        spec);
+  g_model.reset();  // free the old weights first: one GPT-2 small is about 500 MB
+  g_model = std::make_unique<gpt2::Model>(gpt2::Model::synthetic(weights["seed"].get<uint64_t>()));
+  g_model_spec = spec;
+  return *g_model;
+}
+
+void run_setup(const json& setup) {
+  if (setup.is_object() && setup.contains("weights")) model_for(setup["weights"]);
+}
+
+void register_decode_adapters(AdapterTable& table) {
+  // Stage one-token.
+  table["attend_one"] = [](const json& input) {
+    KVCache cache = probe_cache(input);
+    Tensor q = tensor_field(input, "q");
+    if (q.data.size() != size_t(d_model)) throw BadInput("\"q\" must hold 768 floats");
+    std::vector<float> out(d_model);  // [n_heads, head_dim]
+    attend_one(q.data, cache, out);
+    return json{{"out", tensor_to_json(make_tensor({n_heads, head_dim}, {"head", "dim"}, out),
+                                       TensorEncoding::base64)}};
+  };
+  table["run_decode"] = [](const json& input) {
+    const gpt2::Model& model = model_for(field(input, "weights"));
+    std::vector<int> tokens = tokens_field(input, "tokens", model, false);
+    CacheRun run = run_decode(model, tokens);
+    json out = cache_json(run.cache);
+    out["logits"] = logits_json(run.logits, int64_t(tokens.size()), true);
+    return out;
+  };
+  // Stage prefill.
+  table["attend_causal"] = [](const json& input) {
+    KVCache cache = probe_cache(input);
+    Tensor q = tensor_field(input, "q");
+    if (q.shape.size() != 2 || q.shape[1] != d_model || q.shape[0] < 1 ||
+        q.shape[0] > cache.length())
+      throw BadInput("\"q\" must be [n_rows, 768] with 1 <= n_rows <= the cache's length");
+    const int n_rows = int(q.shape[0]);
+    std::vector<float> out(size_t(n_rows) * d_model);  // [n_rows, n_heads, head_dim]
+    attend_causal(q.data, n_rows, cache, out);
+    return json{{"out", tensor_to_json(
+                            make_tensor({n_rows, n_heads, head_dim}, {"row", "head", "dim"}, out),
+                            TensorEncoding::base64)}};
+  };
+  table["run_prefill"] = [](const json& input) {
+    const gpt2::Model& model = model_for(field(input, "weights"));
+    std::vector<int> tokens = tokens_field(input, "tokens", model, false);
+    CacheRun run = run_prefill(model, tokens);
+    json out = cache_json(run.cache);
+    out["logits"] = logits_json(run.logits, 1, false);
+    return out;
+  };
+  // Stage prefix-reuse.
+  table["run_prefix_reuse"] = [](const json& input) {
+    const gpt2::Model& model = model_for(field(input, "weights"));
+    std::vector<int> prefix = tokens_field(input, "prefix", model, false);
+    const json& list = field(input, "suffixes");
+    if (!list.is_array() || list.empty()) throw BadInput("\"suffixes\" must be a non-empty list");
+    std::vector<std::vector<int>> suffixes;
+    for (const json& s : list)
+      suffixes.push_back(tokens_field(json{{"suffix", s}}, "suffix", model, false));
+    ReuseRun run = run_prefix_reuse(model, prefix, suffixes);
+    json out;
+    out["prefix_logits"] = logits_json(run.saved.logits, 1, false);
+    json saved_rows = json::array();
+    for (const auto& rows : run.saved_rows) {
+      json r = json::array();
+      for (const ShapeRow& row : rows) r.push_back({row[0], row[1], row[2]});
+      saved_rows.push_back(std::move(r));
+    }
+    out["saved_rows_after_each"] = saved_rows;
+    out["saved"] = cache_json(run.saved.cache);
+    json continued = json::array();
+    int64_t reused = 0;
+    for (size_t i = 0; i < run.continued.size(); ++i) {
+      json c = cache_json(run.continued[i].cache);
+      c["logits"] = logits_json(run.continued[i].logits, 1, false);
+      continued.push_back(std::move(c));
+      // Positions the continued cache holds beyond the suffix's own: taken from the save.
+      if (i < suffixes.size())
+        reused += run.continued[i].cache.layer(0).length() - int64_t(suffixes[i].size());
+    }
+    out["continued"] = continued;
+    out["reused_positions"] = reused;
+    return out;
+  };
+}
 
 }  // namespace course

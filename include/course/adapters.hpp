@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "course/decode.hpp"
 #include "course/kvcache.hpp"
 
 namespace course {
@@ -52,5 +53,33 @@ struct CloneShapes {
 CloneShapes run_model_cache_clone(const std::vector<int>& before,
                                   const std::vector<int>& after_original,
                                   const std::vector<int>& after_clone);
+
+// ---- Stages one-token, prefill, prefix-reuse -------------------------------------------
+// The runner builds the model once (synthetic GPT-2 small weights named by the fixtures)
+// and reads the caches you return through KVCache::length(), key() and value().
+
+// Logits and the cache they were computed with.
+struct CacheRun {
+  std::vector<float> logits;  // one-token: [n_steps, vocab], step by step; prefill: [vocab]
+  ModelCache cache;           // after the last step
+};
+
+// Stage one-token: a fresh ModelCache, then decode_step for each token in order.
+CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens);
+
+// Stage prefill: a fresh ModelCache, then one prefill of all the tokens.
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens);
+
+struct ReuseRun {
+  SavedPrefix saved;                              // after every suffix has run
+  std::vector<SavedPrefix> continued;             // [n_suffixes]: continue_from's results, in order
+  std::vector<std::vector<ShapeRow>> saved_rows;  // [n_suffixes][n_layers]: the saved cache's
+                                                  // shape rows right after each suffix
+};
+
+// Stage prefix-reuse: save_prefix(prefix) once; then for each suffix in order,
+// continue_from(saved, suffix), keeping its result and the saved cache's 12 shape rows.
+ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& prefix,
+                          const std::vector<std::vector<int>>& suffixes);
 
 }  // namespace course

@@ -1,0 +1,18 @@
+// The model the decode stages run on, built once per process from the weights spec that
+// the stage's setup and every fixture of the stage name:
+//
+//   {"kind": "synthetic", "config": "gpt2-small", "seed": 2026}
+//
+// (synthetic GPT-2 small weights, model/DETERMINISM.md "Synthetic weights").
+#pragma once
+
+#include "../tensor.hpp"
+#include "gpt2.hpp"
+
+namespace course {
+
+// The model for `weights`, built on first use and kept; a different spec replaces it.
+// Throws BadInput for a spec this runner cannot build.
+const gpt2::Model& model_for(const json& weights);
+
+}  // namespace course
