@@ -1,22 +1,40 @@
 // grader: grades the learner's code (or the reference) stage by stage against the
-// committed fixtures. Exit status: 0 every case passed, 1 some case failed, 2 a usage or
-// environment error (unknown stage, broken fixture, runner missing).
+// committed fixtures. Exit status: 0 every case passed, 1 some case failed (or the code
+// does not compile, with --rebuild), 2 a usage or environment error (unknown stage,
+// broken fixture, runner missing).
+//
+// `grader` alone grades the first stage not passed yet; `--watch` keeps grading it on
+// every save (watch.hpp); `--format gradescope|exercism` writes those platforms' results.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
-#include <CLI/CLI.hpp>
-
+#include "formats.hpp"
 #include "process.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "watch.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR
 #define KVCOURSE_SOURCE_DIR "."
+#endif
+#ifndef KVCOURSE_BINARY_DIR
+#define KVCOURSE_BINARY_DIR ""
+#endif
+#ifndef KVCOURSE_CMAKE_COMMAND
+#define KVCOURSE_CMAKE_COMMAND "cmake"
+#endif
+#ifndef KVCOURSE_GENERATOR
+#define KVCOURSE_GENERATOR ""
+#endif
+#ifndef KVCOURSE_MAKE_PROGRAM
+#define KVCOURSE_MAKE_PROGRAM "make"
 #endif
 
 namespace fs = std::filesystem;
@@ -26,6 +44,18 @@ namespace {
 
 constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2;
 
+struct Cli {
+  std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
+  std::string fixtures_dir = std::string(KVCOURSE_SOURCE_DIR) + "/fixtures";
+  bool all = false, list = false;
+  double timeout_s = 5.0;
+  // The learner's loop.
+  bool watch = false, poll = false, rebuild = false;
+  std::vector<std::string> watch_dirs;
+  std::string build_dir, rebuild_command, rebuild_target;
+  int max_rounds = 0;
+};
+
 fs::path exe_dir() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -34,6 +64,8 @@ fs::path exe_dir() {
 
 void on_interrupt(int sig) {
   kill_active_runners();
+  stop_active_build();
+  restore_terminal();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -45,25 +77,173 @@ bool use_color(const std::string& format, const std::string& output_file) {
   return ::isatty(STDOUT_FILENO);
 }
 
+// What the code under test printed need not be UTF-8: invalid bytes become U+FFFD
+// rather than an exception.
+std::string dump_json(const json& j) {
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The CMake build folder the runners come from: --build-dir, $KVCOURSE_BUILD_DIR, the one
+// this grader was built in, or the parent of its bin/.
+fs::path build_dir(const Cli& cli) {
+  if (!cli.build_dir.empty()) return cli.build_dir;
+  if (const char* env = std::getenv("KVCOURSE_BUILD_DIR"); env && *env) return env;
+  if (*KVCOURSE_BINARY_DIR) return KVCOURSE_BINARY_DIR;
+  return exe_dir().parent_path();
+}
+
+// The CMake target that builds the runner under test.
+std::string runner_target(const Cli& cli) {
+  return cli.rebuild_target.empty() ? "runner-" + cli.impl : cli.rebuild_target;
+}
+
+std::string rebuild_command(const Cli& cli) {
+  if (!cli.rebuild_command.empty()) return cli.rebuild_command;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  return shell_quote(KVCOURSE_CMAKE_COMMAND) + " --build " + shell_quote(build_dir(cli).string()) +
+         " --target " + runner_target(cli) + " --parallel " + std::to_string(jobs);
+}
+
+// The folder of a target's build.make below the build folder ("CMakeFiles/runner-learner.dir").
+std::string makefile_target_dir(const fs::path& build, const std::string& target) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(build, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it.depth() > 3) it.disable_recursion_pending();
+    if (it->path().filename() == target + ".dir" && fs::exists(it->path() / "build.make", ec))
+      return it->path().lexically_relative(build).string();
+  }
+  return "";
+}
+
+// After one full rebuild, with the Makefile generator: only the runner's own build.make
+// (its objects, then the link), skipping the libraries' checks and CMake's. Empty when
+// the generator is another (Ninja is quick as it is) or the command was given.
+std::string quick_rebuild_command(const Cli& cli) {
+  if (!cli.rebuild_command.empty() || std::string(KVCOURSE_GENERATOR) != "Unix Makefiles")
+    return "";
+  const fs::path dir = build_dir(cli);
+  const std::string target = makefile_target_dir(dir, runner_target(cli));
+  if (target.empty()) return "";
+  const std::string make =
+      shell_quote(KVCOURSE_MAKE_PROGRAM) + " -s -f " + target + "/build.make " + target;
+  return "cd " + shell_quote(dir.string()) + " && " + make + "/depend && " + make + "/build";
+}
+
+std::vector<fs::path> watch_folders(const Cli& cli) {
+  std::vector<fs::path> folders;
+  for (const std::string& d : cli.watch_dirs) folders.push_back(fs::absolute(d).lexically_normal());
+  if (folders.empty()) {
+    const fs::path root = KVCOURSE_SOURCE_DIR;
+    if (cli.impl == "reference")
+      folders = {root / "reference"};
+    else
+      folders = {root / "src", root / "adapters"};
+  }
+  return folders;
+}
+
+// Where results go, and how an error is reported there: on stderr always, and for the
+// autograder formats also as a results document, so the platform shows the learner why.
+class Output {
+ public:
+  explicit Output(const Cli& cli) : cli_(cli) {}
+
+  bool open() {
+    if (cli_.output_file.empty()) return true;
+    file_.open(cli_.output_file);
+    if (!file_) std::cerr << "grader: cannot write " << cli_.output_file << "\n";
+    return bool(file_);
+  }
+  std::ostream& stream() { return cli_.output_file.empty() ? std::cout : file_; }
+
+  int error(const std::string& message, int exit_code = kExitUsage) {
+    std::cerr << "grader: " << message << "\n";
+    if (cli_.format == "gradescope") stream() << dump_json(gradescope_error(message)) << "\n";
+    if (cli_.format == "exercism") stream() << dump_json(exercism_error(message)) << "\n";
+    return exit_code;
+  }
+
+ private:
+  const Cli& cli_;
+  std::ofstream file_;
+};
+
+void add_options(CLI::App& app, Cli& cli) {
+  app.add_option("--stage,-s", cli.stage_slug, "Grade one stage, by slug (see --list)");
+  app.add_flag("--all", cli.all, "Grade every available stage");
+  app.add_flag("--list", cli.list, "List the stages with your progress");
+  app.add_option("--impl", cli.impl, "Whose code: learner (src/, adapters/) or reference")
+      ->check(CLI::IsMember({"learner", "reference"}));
+  app.add_option("--runner", cli.runner_path, "Grade this runner executable instead of --impl's");
+  app.add_option("--fixtures", cli.fixtures_dir, "Folder of fixtures, one sub-folder per stage");
+  app.add_option("--timeout", cli.timeout_s, "Seconds allowed per case")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--case", cli.only_case, "Grade only this case of the stage");
+  app.add_option("--format", cli.format,
+                 "Output: text, json, gradescope or exercism (their results.json)")
+      ->check(CLI::IsMember({"text", "json", "gradescope", "exercism"}));
+  app.add_option("--output,-o", cli.output_file,
+                 "Write the results here instead of standard output");
+
+  app.add_flag("--watch,-w", cli.watch,
+               "Regrade the stage on every save: rebuild the runner, grade, show the verdict "
+               "(keys: n next stage, h hint, l list, r rerun, q quit)");
+  app.add_flag("--poll", cli.poll,
+               "With --watch: poll the files every 300 ms instead of using inotify");
+  app.add_flag("--rebuild", cli.rebuild,
+               "Rebuild the runner (incrementally) before grading, as --watch does");
+  app.add_option(
+      "--watch-dir", cli.watch_dirs,
+      "With --watch: a folder to watch, recursively (repeatable; default src/ and adapters/)");
+  app.add_option("--build-dir", cli.build_dir,
+                 "The CMake build folder to rebuild the runner in (default: $KVCOURSE_BUILD_DIR, "
+                 "or this grader's)");
+  app.add_option("--rebuild-target", cli.rebuild_target,
+                 "The CMake target of the runner to rebuild and grade (default runner-<impl>)");
+  app.add_option("--rebuild-command", cli.rebuild_command,
+                 "Shell command that rebuilds the runner (default: cmake --build <build-dir> "
+                 "--target runner-<impl>)");
+  app.add_option("--max-rounds", cli.max_rounds,
+                 "With --watch: stop after this many verdicts (for scripts)")
+      ->check(CLI::PositiveNumber);
+}
+
+// The stages to grade: --all, --stage, or the first one not passed yet.
+std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progress,
+                                          bool track_progress, std::string& error) {
+  std::vector<const Stage*> todo;
+  if (cli.all) {
+    if (!cli.stage_slug.empty()) error = "give --stage or --all, not both";
+    for (const Stage& s : stage_table())
+      if (s.available) todo.push_back(&s);
+  } else if (!cli.stage_slug.empty()) {
+    const Stage* s = find_stage(cli.stage_slug);
+    if (!s)
+      error = "unknown stage \"" + cli.stage_slug + "\". Stages: " + stage_slugs();
+    else if (!s->available)
+      error = "stage " + s->slug + " is not available yet";
+    else
+      todo.push_back(s);
+  } else {
+    const Stage* s = track_progress ? progress.first_unpassed() : Progress{}.first_unpassed();
+    if (s) todo.push_back(s);
+  }
+  return todo;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Grades the KV-cache course, stage by stage, at atol=0 against the reference's fixtures."};
-  std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
-  std::string fixtures_dir = std::string(KVCOURSE_SOURCE_DIR) + "/fixtures";
-  bool all = false, list = false;
-  double timeout_s = 5.0;
-  app.add_option("--stage,-s", stage_slug, "Grade one stage, by slug (see --list)");
-  app.add_flag("--all", all, "Grade every available stage");
-  app.add_flag("--list", list, "List the stages with your progress");
-  app.add_option("--impl", impl, "Whose code: learner (src/, adapters/) or reference")
-      ->check(CLI::IsMember({"learner", "reference"}));
-  app.add_option("--runner", runner_path, "Grade this runner executable instead of --impl's");
-  app.add_option("--fixtures", fixtures_dir, "Folder of fixtures, one sub-folder per stage");
-  app.add_option("--timeout", timeout_s, "Seconds allowed per case")->check(CLI::PositiveNumber);
-  app.add_option("--case", only_case, "Grade only this case of the stage");
-  app.add_option("--format", format, "Output: text or json")->check(CLI::IsMember({"text", "json"}));
-  app.add_option("--output,-o", output_file, "Write the results here instead of standard output");
+  CLI::App app{
+      "Grades the KV-cache course, stage by stage, at atol=0 against the reference's fixtures."};
+  Cli cli;
+  add_options(app, cli);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -75,91 +255,97 @@ int main(int argc, char** argv) {
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  std::signal(SIGHUP, on_interrupt);
 
-  const bool default_runner = runner_path.empty();
-  if (default_runner) runner_path = (exe_dir() / ("runner-" + impl)).string();
-  const bool track_progress = default_runner && impl == "learner";
+  const bool explicit_runner = !cli.runner_path.empty();
+  const bool default_runner = !explicit_runner && cli.rebuild_target.empty();
+  if (cli.runner_path.empty()) cli.runner_path = (exe_dir() / runner_target(cli)).string();
+  // Progress is the learner's: only verdicts on their own code (src/, adapters/) count.
+  const bool track_progress = default_runner && cli.impl == "learner";
   const fs::path progress_file = Progress::default_file();
   Progress progress = Progress::load(progress_file);
 
-  if (list) {
-    for (const Stage& s : stage_table()) {
-      std::string state = s.available ? progress.state(s.slug) : "not available yet";
-      std::printf("%d  %-20s %-28s %s\n", s.number, s.slug.c_str(), s.title.c_str(), state.c_str());
-    }
+  if (cli.list) {
+    print_stage_list(std::cout, progress);
     return kExitPass;
   }
 
-  std::vector<const Stage*> todo;
-  if (all) {
-    if (!stage_slug.empty()) {
-      std::cerr << "grader: give --stage or --all, not both\n";
-      return kExitUsage;
-    }
-    for (const Stage& s : stage_table())
-      if (s.available) todo.push_back(&s);
-  } else if (!stage_slug.empty()) {
-    const Stage* s = find_stage(stage_slug);
-    if (!s) {
-      std::cerr << "grader: unknown stage \"" << stage_slug << "\". Stages: " << stage_slugs() << "\n";
-      return kExitUsage;
-    }
-    if (!s->available) {
-      std::cerr << "grader: stage " << s->slug << " is not available yet\n";
-      return kExitUsage;
-    }
-    todo.push_back(s);
-  } else {
-    // No stage named: the first one not passed yet.
-    for (const Stage& s : stage_table()) {
-      if (s.available && (!track_progress || progress.state(s.slug) != "passed")) {
-        todo.push_back(&s);
-        break;
-      }
-    }
-    if (todo.empty()) {
-      std::cout << "Every available stage passes. `grader --all` grades them again.\n";
-      return kExitPass;
-    }
+  Output output(cli);
+  if (!output.open()) return kExitUsage;
+  std::string usage_error;
+  std::vector<const Stage*> todo = stages_to_grade(cli, progress, track_progress, usage_error);
+  if (!usage_error.empty()) return output.error(usage_error);
+  if (todo.empty()) {
+    std::cout << "Every available stage passes. `grader --all` grades them again.\n";
+    return kExitPass;
   }
 
   GradeOptions options;
-  options.runner = runner_path;
-  options.fixtures_root = fixtures_dir;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  options.only_case = only_case;
+  options.runner = cli.runner_path;
+  options.fixtures_root = cli.fixtures_dir;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
+  options.only_case = cli.only_case;
 
-  std::ofstream file_out;
-  if (!output_file.empty()) {
-    file_out.open(output_file);
-    if (!file_out) {
-      std::cerr << "grader: cannot write " << output_file << "\n";
-      return kExitUsage;
+  TextStyle style;
+  style.color = use_color(cli.format, cli.output_file);
+  style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
+
+  if (cli.watch) {
+    if (cli.all)
+      return output.error("--watch grades one stage at a time: give --stage, or nothing");
+    if (cli.format != "text" || !cli.output_file.empty())
+      return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
+    if (explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
+      return output.error(
+          "--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
+    WatchOptions w;
+    w.stage = todo.front();
+    w.folders = watch_folders(cli);
+    w.display_root = KVCOURSE_SOURCE_DIR;
+    w.rebuild_command = rebuild_command(cli);
+    w.quick_rebuild_command = quick_rebuild_command(cli);
+    w.grade = options;
+    w.force_poll = cli.poll;
+    w.max_rounds = cli.max_rounds;
+    w.track_progress = track_progress;
+    w.progress_file = progress_file;
+    w.manifest = fs::path(KVCOURSE_SOURCE_DIR) / "stages" / "manifest.json";
+    w.style = style;
+    w.clear_screen = ::isatty(STDOUT_FILENO);
+    return run_watch(w);
+  }
+
+  std::ostream& out = output.stream();
+  if (cli.rebuild) {
+    BuildResult build = run_build(rebuild_command(cli));
+    if (!build.ok) {
+      std::string errors = trim_compiler_output(build.output, watch_folders(cli));
+      if (cli.format != "text")
+        return output.error("the code does not compile:\n" + errors, kExitFail);
+      out << "The code does not compile. The compiler's first errors:\n\n" << errors;
+      return kExitFail;
     }
   }
-  std::ostream& out = output_file.empty() ? std::cout : file_out;
-  TextStyle style;
-  style.color = use_color(format, output_file);
-  style.output_label = impl == "learner" && default_runner ? "[your code]" : "[runner]";
 
   std::vector<StageResult> results;
   try {
     for (const Stage* s : todo) {
       results.push_back(grade_stage(*s, options));
-      if (format == "text") {
+      if (cli.format == "text") {
         print_stage_text(out, results.back(), style);
         if (todo.size() > 1) out << "\n";
       }
-      if (track_progress && only_case.empty()) {
+      if (track_progress && cli.only_case.empty()) {
         progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
         progress.save(progress_file);
       }
     }
   } catch (const std::exception& e) {
-    std::cerr << "grader: " << e.what() << "\n";
-    return kExitUsage;
+    return output.error(e.what());
   }
-  if (format == "json") out << results_json(results).dump(2) << "\n";
+  if (cli.format == "json") out << dump_json(results_json(results)) << "\n";
+  if (cli.format == "gradescope") out << dump_json(gradescope_results(results)) << "\n";
+  if (cli.format == "exercism") out << dump_json(exercism_results(results)) << "\n";
 
   bool passed = true;
   for (const auto& r : results) passed = passed && r.all_passed();

@@ -1,8 +1,10 @@
 #include "progress.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
+#include "stages.hpp"
 #include "tensor.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR
@@ -47,6 +49,23 @@ void Progress::save(const std::filesystem::path& file) const {
 std::string Progress::state(const std::string& slug) const {
   auto it = status.find(slug);
   return it == status.end() ? "not run" : it->second;
+}
+
+const Stage* Progress::first_unpassed() const {
+  for (const Stage& s : stage_table())
+    if (s.available && state(s.slug) != "passed") return &s;
+  return nullptr;
+}
+
+void print_stage_list(std::ostream& out, const Progress& progress) {
+  const Stage* next = progress.first_unpassed();
+  for (const Stage& s : stage_table()) {
+    std::string state = s.available ? progress.state(s.slug) : "not available yet";
+    char line[160];
+    std::snprintf(line, sizeof line, "%d  %-20s %-28s %s", s.number, s.slug.c_str(),
+                  s.title.c_str(), state.c_str());
+    out << line << (&s == next ? "   <- next" : "") << "\n";
+  }
 }
 
 }  // namespace course

@@ -1,20 +1,32 @@
 // The learner's progress, remembered between runs in a small JSON file that git ignores
-// (.grader/progress.json at the course root, or $KVCOURSE_PROGRESS).
+// (.grader/progress.json at the course root, or $KVCOURSE_PROGRESS). Only verdicts on the
+// learner's own code are recorded (never --impl reference or --runner).
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 
 namespace course {
+
+struct Stage;
 
 struct Progress {
   std::map<std::string, std::string> status;  // slug -> "passed" | "failing"
 
   static std::filesystem::path default_file();
-  static Progress load(const std::filesystem::path& file);  // a missing or unreadable file is empty progress
-  void save(const std::filesystem::path& file) const;       // best effort: never fails the grading
-  std::string state(const std::string& slug) const;         // "passed", "failing" or "not run"
+  static Progress load(
+      const std::filesystem::path& file);  // a missing or unreadable file is empty progress
+  void save(const std::filesystem::path& file) const;  // best effort: never fails the grading
+  std::string state(const std::string& slug) const;    // "passed", "failing" or "not run"
+
+  // The first available stage not passed yet (what `grader` with no arguments grades);
+  // null when every available stage passes.
+  const Stage* first_unpassed() const;
 };
+
+// Every stage, one a line, with its state; the first one not passed is marked "<- next".
+void print_stage_list(std::ostream& out, const Progress& progress);
 
 }  // namespace course

@@ -30,6 +30,35 @@ std::string seconds(double s) {
 
 }  // namespace
 
+// What the code under test printed during a case: shown, labelled, never interpreted.
+void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
+  if (c.output.empty()) return;
+  out << indent << "printed by the code under test:\n";
+  out << indent_lines(c.output, indent + style.output_label + " ");
+  if (c.output_truncated) out << indent << style.output_label << " ... (more output was cut)\n";
+}
+
+void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
+  Paint paint{style.color};
+  out << indent << "checks: " << c.checks << "\n";
+  out << indent << "input:  " << c.input_summary << "\n";
+  out << indent << paint("31", c.message) << "\n";
+  for (size_t i = 0; i < c.mismatches.size(); ++i) {
+    const Mismatch& m = c.mismatches[i];
+    if (i > 0) out << indent << m.path << ": " << m.summary << "\n";
+    if (!m.detail.empty() && i < 2) out << indent_lines(m.detail, indent);
+    if (i == 3 && c.mismatches.size() > 4) {
+      out << indent << "... and " << (c.mismatches.size() - 4) << " more differences\n";
+      break;
+    }
+  }
+  for (const Diagnosis& d : c.diagnoses) {
+    out << indent << paint("33", "likely mistake [" + d.id + "]: " + d.title) << "\n";
+    out << indent << "  " << d.explanation << "\n";
+    out << indent << "  read: " << d.lesson << "\n";
+  }
+}
+
 void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& style) {
   Paint paint{style.color};
   out << paint("1", "Stage " + std::to_string(r.stage->number) + " · " + r.stage->slug + " · " + r.stage->title) << "\n";
@@ -39,29 +68,8 @@ void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& 
     char name[128];
     std::snprintf(name, sizeof name, "%-34s", c.name.c_str());
     out << mark << name << " " << seconds(c.seconds) << "\n";
-    if (ok) continue;
-    out << "         checks: " << c.checks << "\n";
-    out << "         input:  " << c.input_summary << "\n";
-    out << "         " << paint("31", c.message) << "\n";
-    for (size_t i = 0; i < c.mismatches.size(); ++i) {
-      const Mismatch& m = c.mismatches[i];
-      if (i > 0) out << "         " << m.path << ": " << m.summary << "\n";
-      if (!m.detail.empty() && i < 2) out << indent_lines(m.detail, "         ");
-      if (i == 3 && c.mismatches.size() > 4) {
-        out << "         ... and " << (c.mismatches.size() - 4) << " more differences\n";
-        break;
-      }
-    }
-    for (const Diagnosis& d : c.diagnoses) {
-      out << "         " << paint("33", "likely mistake [" + d.id + "]: " + d.title) << "\n";
-      out << "           " << d.explanation << "\n";
-      out << "           read: " << d.lesson << "\n";
-    }
-    if (!c.output.empty()) {
-      out << "         printed by the code under test:\n";
-      out << indent_lines(c.output, "         " + style.output_label + " ");
-      if (c.output_truncated) out << "         " << style.output_label << " ... (more output was cut)\n";
-    }
+    if (!ok) print_case_failure(out, c, style);
+    print_case_output(out, c, style);
   }
   out << (r.all_passed() ? paint("32", "All " + std::to_string(r.cases.size()) + " cases pass.")
                          : paint("31", std::to_string(r.passed()) + " of " + std::to_string(r.cases.size()) + " cases pass."))

@@ -15,6 +15,14 @@ struct TextStyle {
 
 void print_stage_text(std::ostream& out, const StageResult& result, const TextStyle& style);
 
+// The parts of one case's report, each line starting with `indent`: why a case failed
+// (what it checks, its input, the message, the first differences, the likely mistakes),
+// and what the code under test printed, labelled.
+void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style,
+                        const std::string& indent = "         ");
+void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& style,
+                       const std::string& indent = "         ");
+
 // {"stages": [{"slug", "title", "passed", "total", "seconds", "cases": [{"name", "status",
 //   "message", "checks", "seconds", "mismatches": [...], "diagnoses": [{"id", ...}],
 //   "output"}]}], "passed": bool}

@@ -146,3 +146,11 @@ TEST(grader_cli, json_results_carry_status_and_messages) {
   EXPECT_EQ(cases[1]["status"], "exception");
   EXPECT_EQ(cases[0]["status"], "passed");
 }
+
+TEST(grader_cli, json_results_survive_output_that_is_not_utf8) {
+  TempDir state;
+  auto r = run(misbehaving("print", "--format json", state), false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  course::json j = course::json::parse(r.output);
+  EXPECT_NE(j["stages"][0]["cases"][1]["output"].get<std::string>().find("hello from the learner"), std::string::npos);
+}

@@ -47,6 +47,7 @@ std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
     } else if (mode == "print") {
       std::printf("hello from the learner\n");
       std::fprintf(stderr, "debug: plan has %zu steps\n", plan.size());
+      std::printf("raw bytes that are not UTF-8: \xff\xfe\n");
     } else if (mode == "flood") {
       std::string line(1023, 'x');
       for (int i = 0; i < 1024; ++i) std::printf("%s\n", line.c_str());

@@ -1,0 +1,662 @@
+#include "watch.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "process.hpp"
+#include "progress.hpp"
+#include "tensor.hpp"
+
+namespace course {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------
+// Which files count, and what they hold.
+
+bool is_watched_source(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name.empty() || name[0] == '.' || name[0] == '#')
+    return false;                                              // .#lock, #autosave#, .hidden
+  if (name.back() == '~' || name.back() == '#') return false;  // backups
+  static const char* const extensions[] = {".cpp", ".cc", ".cxx", ".hpp", ".hh",
+                                           ".hxx", ".h",  ".ipp", ".inl"};
+  const std::string ext = file.extension().string();
+  for (const char* e : extensions)
+    if (ext == e) return true;
+  return false;  // 4913, *.swp, *.tmp, ...
+}
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool read_whole(const fs::path& file, std::string& out) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+}  // namespace
+
+SourceSnapshot snapshot_sources(const std::vector<fs::path>& folders) {
+  SourceSnapshot snap;
+  for (const fs::path& root : folders) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+        end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code type_ec;
+      if (!it->is_regular_file(type_ec) || !is_watched_source(it->path())) continue;
+      std::string bytes;
+      if (read_whole(it->path(), bytes))
+        snap[it->path().string()] = fnv1a(bytes);  // gone meanwhile: skip
+    }
+  }
+  return snap;
+}
+
+std::vector<std::string> changed_files(const SourceSnapshot& before, const SourceSnapshot& after) {
+  std::vector<std::string> out;
+  for (const auto& [path, hash] : after) {
+    auto it = before.find(path);
+    if (it == before.end() || it->second != hash) out.push_back(path);
+  }
+  for (const auto& [path, hash] : before)
+    if (!after.count(path)) out.push_back(path);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The compiler's errors, trimmed to the learner's files.
+
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool is_build_tool_noise(const std::string& line) {
+  return line.rfind("make", 0) == 0 || line.rfind("gmake", 0) == 0 || line.rfind("ninja", 0) == 0 ||
+         line.rfind("[", 0) == 0 || line.rfind("collect2", 0) == 0 || line.rfind("FAILED:", 0) == 0;
+}
+
+}  // namespace
+
+std::string trim_compiler_output(const std::string& output, const std::vector<fs::path>& folders,
+                                 int max_errors, size_t max_lines) {
+  std::vector<std::string> prefixes;
+  for (const fs::path& f : folders) {
+    std::string p = f.lexically_normal().string();
+    if (!p.empty() && p.back() != '/') p += '/';
+    prefixes.push_back(p);
+  }
+  auto names_learner_file = [&](const std::string& line) {
+    for (const std::string& p : prefixes)
+      if (contains(line, p)) return true;
+    return false;
+  };
+
+  const std::vector<std::string> lines = split_lines(output);
+  std::vector<std::string> kept;
+  int errors = 0;
+  bool any_error = false;
+  for (size_t i = 0; i < lines.size() && kept.size() < max_lines; ++i) {
+    const std::string& line = lines[i];
+    if (!names_learner_file(line) || contains(line, ": warning:")) continue;
+    const bool is_error = contains(line, ": error:") || contains(line, ": fatal error:");
+    if (is_error && ++errors > max_errors) break;
+    any_error = any_error || is_error;
+    kept.push_back(line);
+    // The source excerpt and caret the compiler prints under a message are indented.
+    for (size_t j = i + 1;
+         j < lines.size() && j <= i + 3 && !lines[j].empty() && lines[j][0] == ' '; ++j) {
+      kept.push_back(lines[j]);
+      i = j;
+    }
+  }
+  if (!any_error) {
+    // Nothing names the learner's files with an error (a link error, a broken build
+    // setup): show the lines that say "error" instead.
+    for (const std::string& line : lines) {
+      if (kept.size() >= max_lines) break;
+      if (is_build_tool_noise(line)) continue;
+      if (contains(line, "error") || contains(line, "undefined reference") ||
+          contains(line, "multiple definition"))
+        kept.push_back(line);
+    }
+  }
+  if (kept.empty()) {
+    // Say something rather than nothing: the last lines of the build.
+    size_t from = lines.size() > 10 ? lines.size() - 10 : 0;
+    kept.assign(lines.begin() + long(from), lines.end());
+  }
+  std::string out;
+  for (const std::string& line : kept) out += line + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The rebuild, a child process group that a signal handler can stop.
+
+namespace {
+
+std::atomic<pid_t> g_build_group{0};
+
+// The terminal's settings before raw mode, for restore_terminal().
+struct termios g_saved_termios;
+std::atomic<bool> g_termios_saved{false};
+
+}  // namespace
+
+void stop_active_build() {
+  pid_t g = g_build_group.load();
+  if (g > 0) ::kill(-g, SIGTERM);  // make removes a half-written object file on SIGTERM
+}
+
+void restore_terminal() {
+  if (g_termios_saved.load()) ::tcsetattr(STDIN_FILENO, TCSANOW, &g_saved_termios);
+}
+
+BuildResult run_build(const std::string& shell_command) {
+  BuildResult result;
+  const auto t0 = clock_type::now();
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    result.output = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return result;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    result.output = std::string("cannot fork: ") + std::strerror(errno);
+    return result;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::execl("/bin/sh", "sh", "-c", shell_command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  g_build_group.store(pid);
+  ::close(out[1]);
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n > 0) {
+      if (result.output.size() < (4u << 20)) result.output.append(buf, size_t(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGTERM);  // nothing of the build outlives it
+  g_build_group.store(0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.ok = result.exit_code == 0;
+  result.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Hints.
+
+std::string stage_hint(const fs::path& manifest, const std::string& slug) {
+  std::ifstream in(manifest);
+  if (!in) return "";
+  try {
+    json j = json::parse(in);
+    for (const json& s : j.at("stages"))
+      if (s.value("slug", "") == slug) return s.value("hint", "");
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------
+// Noticing changes: inotify on every folder below the roots, or polling.
+
+namespace {
+
+class ChangeWatcher {
+ public:
+  ChangeWatcher(std::vector<fs::path> roots, bool force_poll) : roots_(std::move(roots)) {
+    if (force_poll) {
+      why_polling_ = "--poll";
+      return;
+    }
+    fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd_ < 0) {
+      why_polling_ = std::string("inotify is unavailable: ") + std::strerror(errno);
+      return;
+    }
+    rewatch();
+  }
+  ~ChangeWatcher() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ChangeWatcher(const ChangeWatcher&) = delete;
+  ChangeWatcher& operator=(const ChangeWatcher&) = delete;
+
+  bool polling() const { return fd_ < 0; }
+  int fd() const { return fd_; }
+  std::string how() const {
+    return polling() ? "polling every 300 ms: " + why_polling_ : "inotify";
+  }
+
+  // Watches every folder below the roots, including ones created since the last call
+  // (adding a watch twice is harmless). Falls back to polling when the kernel refuses.
+  void rewatch() {
+    if (fd_ < 0) return;
+    const uint32_t mask = IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+                          IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+    for (const fs::path& root : roots_) {
+      std::error_code ec;
+      if (!fs::is_directory(root, ec)) continue;
+      std::vector<fs::path> dirs{root};
+      for (fs::recursive_directory_iterator
+               it(root, fs::directory_options::skip_permission_denied, ec),
+           end;
+           !ec && it != end; it.increment(ec)) {
+        std::error_code type_ec;
+        if (it->is_directory(type_ec)) dirs.push_back(it->path());
+      }
+      for (const fs::path& d : dirs) {
+        if (::inotify_add_watch(fd_, d.c_str(), mask) < 0 && errno != ENOENT) {
+          why_polling_ = "cannot watch " + d.string() + " (" + std::strerror(errno) +
+                         "; the limit is /proc/sys/fs/inotify/max_user_watches)";
+          ::close(fd_);
+          fd_ = -1;
+          return;
+        }
+      }
+    }
+  }
+
+  // Reads what the kernel queued. True when something happened to a watched source or a
+  // folder (a new folder gets its watch here); editor droppings are ignored.
+  bool drain() {
+    bool relevant = false, new_folder = false;
+    alignas(inotify_event) char buf[16384];
+    while (fd_ >= 0) {
+      ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      for (char* p = buf; p < buf + n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(p);
+        p += sizeof(inotify_event) + ev->len;
+        if (ev->mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF)) {
+          relevant = true;
+          continue;
+        }
+        if (ev->mask & IN_ISDIR) {
+          relevant = true;
+          new_folder = new_folder || (ev->mask & (IN_CREATE | IN_MOVED_TO));
+          continue;
+        }
+        if (ev->len > 0 && is_watched_source(ev->name)) relevant = true;
+      }
+    }
+    if (new_folder) rewatch();
+    return relevant;
+  }
+
+ private:
+  std::vector<fs::path> roots_;
+  int fd_ = -1;
+  std::string why_polling_;
+};
+
+// Keys: the terminal in raw mode (no line editing, no echo; Ctrl-C still signals), or
+// plain characters from standard input when it is not a terminal.
+class KeyInput {
+ public:
+  KeyInput() {
+    if (::isatty(STDIN_FILENO) && ::tcgetattr(STDIN_FILENO, &g_saved_termios) == 0) {
+      struct termios raw = g_saved_termios;
+      raw.c_lflag &= ~tcflag_t(ICANON | ECHO);
+      raw.c_cc[VMIN] = 1;
+      raw.c_cc[VTIME] = 0;
+      g_termios_saved.store(true);
+      ::tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    }
+  }
+  ~KeyInput() {
+    restore_terminal();
+    g_termios_saved.store(false);
+  }
+  KeyInput(const KeyInput&) = delete;
+  KeyInput& operator=(const KeyInput&) = delete;
+
+  bool open() const { return open_; }
+  std::string read_keys() {
+    char buf[64];
+    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n > 0) return std::string(buf, size_t(n));
+    if (n == 0 || (errno != EINTR && errno != EAGAIN))
+      open_ = false;  // end of input: keep watching
+    return "";
+  }
+
+ private:
+  bool open_ = true;
+};
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+// One watch session: the stage on screen, what was last built, and the verdicts.
+class Session {
+ public:
+  explicit Session(const WatchOptions& o, const std::string& how)
+      : o_(o), stage_(o.stage), how_(how) {}
+
+  bool done() const { return done_; }
+  int exit_code() const { return exit_code_; }
+  const SourceSnapshot& graded() const { return graded_; }
+
+  // Rebuilds the runner and grades the stage; `why` says what started the round. The
+  // quick rebuild is used once a full one has succeeded, unless `full` asks otherwise.
+  void round(const std::string& why, bool full = false) {
+    // Taken before the build: a save during the build starts another round.
+    graded_ = snapshot_sources(o_.folders);
+    std::cout << "\n" << why << " · rebuilding…" << std::endl;
+    bool quick = !full && full_build_done_ && !o_.quick_rebuild_command.empty();
+    BuildResult build = run_build(quick ? o_.quick_rebuild_command : o_.rebuild_command);
+    if (quick && !build.ok && !names_any_folder(build.output)) {
+      // Not the learner's code (a library gone, the build folder cleaned): the full build.
+      quick = false;
+      build = run_build(o_.rebuild_command);
+    }
+    if (build.ok && !quick) full_build_done_ = true;
+    clear();
+    if (!build.ok) {
+      show_compile_error(build);
+    } else {
+      grade(build.seconds);
+    }
+    ++rounds_;
+    if (o_.max_rounds > 0 && rounds_ >= o_.max_rounds) done_ = true;
+  }
+
+  void on_key(char key) {
+    switch (key) {
+      case 'q':
+        done_ = true;
+        break;
+      case 'r':
+        round("Rerun", true);
+        break;
+      case 'n':
+        next_stage();
+        break;
+      case 'h':
+        show_hint();
+        break;
+      case 'l':
+        std::cout << "\n";
+        print_stage_list(std::cout, Progress::load(o_.progress_file));
+        std::cout << std::flush;
+        break;
+      default:
+        break;
+    }
+  }
+
+  std::string describe(const std::vector<std::string>& files) const {
+    std::string text;
+    for (size_t i = 0; i < files.size() && i < 3; ++i)
+      text += (i ? ", " : "") + shown_path(files[i]);
+    if (files.size() > 3) text += " and " + std::to_string(files.size() - 3) + " more";
+    return text + " changed";
+  }
+
+ private:
+  bool names_any_folder(const std::string& text) const {
+    for (const fs::path& f : o_.folders)
+      if (text.find(f.lexically_normal().string() + "/") != std::string::npos) return true;
+    return false;
+  }
+
+  void clear() {
+    if (o_.clear_screen) std::cout << "\033[H\033[2J\033[3J";
+  }
+
+  std::string shown_path(const std::string& path) const {
+    if (o_.display_root.empty()) return path;
+    std::string root = o_.display_root.lexically_normal().string();
+    if (!root.empty() && root.back() != '/') root += '/';
+    std::string out = path;
+    for (size_t at; (at = out.find(root)) != std::string::npos;) out.erase(at, root.size());
+    return out;
+  }
+
+  std::string paint(const char* code, const std::string& text) const {
+    return o_.style.color ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+
+  void grade(double build_seconds) {
+    GradeOptions options = o_.grade;
+    StageResult result;
+    try {
+      result = grade_stage(*stage_, options);
+    } catch (const std::exception& e) {
+      std::cout << "Stage " << stage_->number << " · " << stage_->slug << "\n"
+                << paint("31", std::string("The grader could not run this stage: ") + e.what())
+                << "\n";
+      exit_code_ = 2;
+      footer(build_seconds, -1);
+      return;
+    }
+    print_stage_text(std::cout, result, o_.style);
+    const bool passed = result.all_passed();
+    exit_code_ = passed ? 0 : 1;
+    if (o_.track_progress) {
+      Progress progress = Progress::load(o_.progress_file);
+      progress.status[stage_->slug] = passed ? "passed" : "failing";
+      progress.save(o_.progress_file);
+    }
+    if (passed) {
+      std::cout << "\n"
+                << paint("1;32", "Stage " + std::to_string(stage_->number) + " (" + stage_->slug +
+                                     ") passes.");
+      const Stage* next = next_stage_after(stage_);
+      if (next && next->available)
+        std::cout << " Press n for stage " << next->number << ", " << next->slug << ".";
+      else if (next)
+        std::cout << " Stage " << next->number << " (" << next->slug << ") is not available yet.";
+      else
+        std::cout << " That was the last stage.";
+      std::cout << "\n";
+    }
+    footer(build_seconds, result.seconds);
+  }
+
+  void show_compile_error(const BuildResult& build) {
+    std::cout << "Stage " << stage_->number << " · " << stage_->slug << " · " << stage_->title
+              << "\n"
+              << paint("1;31", "Your code does not compile.")
+              << " The compiler's first errors:\n\n";
+    std::istringstream errors(shown_path(trim_compiler_output(build.output, o_.folders)));
+    for (std::string line; std::getline(errors, line);) std::cout << "  " << line << "\n";
+    std::cout << "\n(all of the build's output: " << o_.rebuild_command << ")\n";
+    exit_code_ = 1;
+    footer(build.seconds, -1);
+  }
+
+  void footer(double build_seconds, double grade_seconds) {
+    std::string folders;
+    for (const fs::path& f : o_.folders)
+      folders += (folders.empty() ? "" : ", ") + shown_path(f.string() + "/");
+    std::cout << "\nWatching " << folders << " (" << how_ << "). Rebuilt in "
+              << seconds_text(build_seconds);
+    if (grade_seconds >= 0) std::cout << ", graded in " << seconds_text(grade_seconds);
+    std::cout << ".\n"
+              << paint("2", "Keys: n next stage · h hint · l list · r rerun · q quit") << std::endl;
+  }
+
+  static const Stage* next_stage_after(const Stage* s) {
+    const auto& table = stage_table();
+    for (size_t i = 0; i + 1 < table.size(); ++i)
+      if (&table[i] == s) return &table[i + 1];
+    return nullptr;
+  }
+
+  void next_stage() {
+    const Stage* next = next_stage_after(stage_);
+    if (!next) {
+      std::cout << "\nStage " << stage_->number << " is the last stage." << std::endl;
+      return;
+    }
+    if (!next->available) {
+      std::cout << "\nStage " << next->number << " (" << next->slug << ") is not available yet."
+                << std::endl;
+      return;
+    }
+    stage_ = next;
+    round("Stage " + std::to_string(stage_->number) + ", " + stage_->slug);
+  }
+
+  void show_hint() {
+    std::string hint = stage_hint(o_.manifest, stage_->slug);
+    if (hint.empty()) hint = "No hint for this stage (stages/manifest.json has none).";
+    std::cout << "\n"
+              << paint("33", "Hint for stage " + std::to_string(stage_->number) + ": ") << hint
+              << "\n"
+              << "Lesson: stages/" << stage_->folder << "/lesson.md" << std::endl;
+  }
+
+  const WatchOptions& o_;
+  const Stage* stage_;
+  std::string how_;
+  SourceSnapshot graded_;
+  int rounds_ = 0;
+  bool full_build_done_ = false;
+  int exit_code_ = 1;
+  bool done_ = false;
+};
+
+int ms_until(clock_type::time_point t) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock_type::now()).count();
+  return ms < 0 ? 0 : int(ms) + 1;
+}
+
+}  // namespace
+
+int run_watch(const WatchOptions& o) {
+  bool any_folder = false;
+  for (const fs::path& f : o.folders) {
+    std::error_code ec;
+    any_folder = any_folder || fs::is_directory(f, ec);
+  }
+  if (!any_folder || !o.stage) {
+    std::cerr << "grader: nothing to watch (no folder of --watch-dir exists)\n";
+    return 2;
+  }
+  ChangeWatcher watcher(o.folders,
+                        o.force_poll);  // watching before the first build: no save is missed
+  KeyInput keys;
+  Session session(o, watcher.how());
+  if (watcher.polling())
+    std::cout << "Watching by polling every 300 ms (" << watcher.how() << ")." << std::endl;
+  session.round("Starting");
+
+  bool pending = false;
+  auto settle_at = clock_type::now();
+  auto next_poll = clock_type::now() + o.poll_interval;
+  while (!session.done()) {
+    pollfd fds[2];
+    nfds_t n = 0;
+    int inotify_index = -1, key_index = -1;
+    if (watcher.fd() >= 0) {
+      inotify_index = int(n);
+      fds[n++] = {watcher.fd(), POLLIN, 0};
+    }
+    if (keys.open()) {
+      key_index = int(n);
+      fds[n++] = {STDIN_FILENO, POLLIN, 0};
+    }
+    int timeout = -1;
+    if (pending) timeout = ms_until(settle_at);
+    if (watcher.polling())
+      timeout = timeout < 0 ? ms_until(next_poll) : std::min(timeout, ms_until(next_poll));
+    int rc = ::poll(fds, n, timeout);
+    if (rc < 0 && errno != EINTR) break;
+    const auto now = clock_type::now();
+    if (rc > 0 && inotify_index >= 0 && (fds[inotify_index].revents & POLLIN) && watcher.drain()) {
+      pending = true;
+      settle_at = now + o.settle;  // each event restarts the quiet period
+    }
+    if (rc > 0 && key_index >= 0 && (fds[key_index].revents & (POLLIN | POLLHUP))) {
+      for (char key : keys.read_keys()) {
+        session.on_key(key);
+        if (session.done()) break;
+      }
+      if (session.done()) break;
+    }
+    if (watcher.polling() && now >= next_poll) {
+      next_poll = now + o.poll_interval;
+      if (!pending && snapshot_sources(o.folders) != session.graded()) {
+        pending = true;
+        settle_at = now + o.settle;
+      }
+    }
+    if (pending && clock_type::now() >= settle_at) {
+      pending = false;
+      watcher.rewatch();
+      SourceSnapshot now_snapshot = snapshot_sources(o.folders);
+      std::vector<std::string> changed = changed_files(session.graded(), now_snapshot);
+      if (!changed.empty())
+        session.round(session.describe(changed));  // content unchanged: nothing to do
+    }
+  }
+  return session.exit_code();
+}
+
+}  // namespace course

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Measures the learner's loop: the time from saving a learner file to the verdict printed
+# by `grader --watch`, for several edits, and reports the median.
+#
+#   scripts/latency.sh [--build-dir DIR] [--edits N] [STAGE...]
+#
+# STAGE defaults to multi-layer-cache, plus prefill once that stage is available. The
+# build folder (default build/) must hold a built grader; the rebuild is the real one,
+# `cmake --build DIR --target runner-learner`.
+#
+# Each edit appends a comment line to the stage's learner file (src/kvcache.cpp or
+# src/decode.cpp), a real content change that the runner must be rebuilt for. The file is
+# copied first and put back afterwards, however the script ends (except kill -9); the
+# script then checks that it is byte for byte the original. Progress goes to a temporary
+# file, so the learner's own is untouched. Goals (2-core machine): <= 1 s for stages 1-2,
+# <= 2.5 s for stages 3-5.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir="$root/build"
+edits=7
+stages=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
+    --edits) edits=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) stages+=("$1"); shift ;;
+  esac
+done
+grader="$build_dir/bin/grader"
+[[ -x "$grader" ]] || { echo "latency: $grader is missing: build first (cmake --build $build_dir)" >&2; exit 2; }
+
+if [[ ${#stages[@]} -eq 0 ]]; then
+  stages=(multi-layer-cache)
+  if "$grader" --list | grep -E '^4 +prefill' | grep -vq 'not available'; then stages+=(prefill); fi
+fi
+
+work=$(mktemp -d)
+file=""        # the learner file being edited
+probes=0       # probe lines appended to it so far
+grader_pid=""
+
+restore() {
+  if [[ -n "$grader_pid" ]]; then
+    kill -TERM "$grader_pid" 2>/dev/null || true
+    wait "$grader_pid" 2>/dev/null || true
+    grader_pid=""
+  fi
+  if [[ -n "$file" ]]; then
+    # Expected now: the original plus our probe lines. If someone else saved the file
+    # meanwhile, only our probe lines are taken out and their change is kept.
+    { cat "$work/backup"; for ((k = 1; k <= probes; k++)); do printf '// latency probe %d\n' "$k"; done; } >"$work/expected"
+    if cmp -s "$work/expected" "$file"; then
+      cat "$work/backup" >"$file"  # same inode, new mtime: the next build recompiles it
+      cmp -s "$work/backup" "$file" || { echo "latency: could not restore $file (original: $work/backup)" >&2; exit 3; }
+    else
+      grep -Ev '^// latency probe [0-9]+$' "$file" >"$work/stripped" || true
+      cat "$work/stripped" >"$file"
+      echo "latency: $file changed during the run; removed only the probe lines" >&2
+    fi
+    file=""
+  fi
+}
+cleanup() {
+  restore
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+learner_file() {
+  case "$1" in
+    cache-structure|multi-layer-cache) echo "$root/src/kvcache.cpp" ;;
+    *) echo "$root/src/decode.cpp" ;;
+  esac
+}
+
+# Reads the grader's output (fd 3) until the footer that ends a verdict; keeps the
+# "Rebuilt in ..." line in $last_timing. Fails after $1 seconds.
+wait_verdict() {
+  local line deadline=$((SECONDS + $1))
+  while (( SECONDS < deadline )); do
+    if IFS= read -r -t 1 line <&3; then
+      [[ "$line" == Watching* ]] && last_timing="$line"
+      [[ "$line" == Keys:* ]] && return 0
+    fi
+  done
+  return 1
+}
+
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 + 0.5 }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "Save -> verdict in watch mode ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
+for stage in "${stages[@]}"; do
+  file=$(learner_file "$stage")
+  edited=${file#"$root"/}
+  [[ -f "$file" ]] || { echo "latency: $file is missing" >&2; exit 2; }
+  cp "$file" "$work/backup"
+  probes=0
+  mkfifo "$work/out"
+  KVCOURSE_PROGRESS="$work/progress.json" NO_COLOR=1 \
+    "$grader" --stage "$stage" --watch </dev/null >"$work/out" 2>&1 &
+  grader_pid=$!
+  exec 3<"$work/out"
+  last_timing=""
+  wait_verdict 900 || { echo "latency: no first verdict for $stage" >&2; exit 1; }
+
+  samples=()
+  timings=()
+  for ((i = 1; i <= edits; i++)); do
+    sleep 0.5
+    t0=$EPOCHREALTIME
+    printf '// latency probe %d\n' "$i" >>"$file"
+    probes=$i
+    wait_verdict 120 || { echo "latency: no verdict after edit $i of $stage" >&2; exit 1; }
+    t1=$EPOCHREALTIME
+    samples+=("$(ms_between "$t0" "$t1")")
+    timings+=("${last_timing#*). }")
+  done
+  exec 3<&-
+  restore
+  rm -f "$work/out"
+
+  echo
+  echo "$stage (edits to $edited):"
+  for ((i = 0; i < edits; i++)); do printf '  edit %d: %5d ms   (%s)\n' $((i + 1)) "${samples[$i]}" "${timings[$i]}"; done
+  printf '  median %d ms, min %d ms, max %d ms\n' \
+    "$(printf '%s\n' "${samples[@]}" | median)" \
+    "$(printf '%s\n' "${samples[@]}" | sort -n | head -1)" \
+    "$(printf '%s\n' "${samples[@]}" | sort -n | tail -1)"
+done

@@ -1,0 +1,136 @@
+// The autograder formats: Gradescope's results.json and the Exercism test runner
+// interface (version 2), from hand-made results.
+#include "formats.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+using namespace course;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+CaseResult make_case(const std::string& name, CaseStatus status, const std::string& message = "",
+                     const std::string& output = "") {
+  CaseResult c;
+  c.name = name;
+  c.checks = "What " + name + " checks.";
+  c.input_summary = "{\"appends\": [0]}";
+  c.status = status;
+  c.message = message;
+  c.output = output;
+  return c;
+}
+
+// Stage 1: a pass, a failure with a diagnosis and printed output, a crash.
+std::vector<StageResult> mixed_results() {
+  StageResult r;
+  r.stage = find_stage("cache-structure");
+  r.cases.push_back(make_case("01-empty", CaseStatus::passed));
+  CaseResult failed = make_case("02-one-append", CaseStatus::failed,
+                                "keys: 768 of 768 elements differ", "debug line\n");
+  failed.diagnoses.push_back(
+      {"kvc.kv_swapped", "K and V swapped", "keys hold the values", "stages/01/lesson.md#kv"});
+  r.cases.push_back(failed);
+  r.cases.push_back(
+      make_case("03-crash", CaseStatus::crashed, "the code under test was killed by signal 11"));
+  return {r};
+}
+
+std::vector<StageResult> passing_results() {
+  StageResult r;
+  r.stage = find_stage("multi-layer-cache");
+  r.cases.push_back(make_case("01-no-appends", CaseStatus::passed));
+  r.cases.push_back(make_case("02-lesson-example", CaseStatus::passed, "", "hello\n"));
+  return {r};
+}
+
+}  // namespace
+
+TEST(formats, gradescope_scores_one_point_per_case) {
+  json j = gradescope_results(mixed_results());
+  EXPECT_EQ(j["score"], 1);
+  ASSERT_EQ(j["tests"].size(), 3u);
+  for (const json& t : j["tests"]) {
+    EXPECT_EQ(t["max_score"], 1);
+    EXPECT_EQ(t["visibility"], "visible");
+  }
+  EXPECT_EQ(j["tests"][0]["name"], "cache-structure: 01-empty");
+  EXPECT_EQ(j["tests"][0]["status"], "passed");
+  EXPECT_EQ(j["tests"][0]["score"], 1);
+  EXPECT_EQ(j["tests"][1]["status"], "failed");
+  EXPECT_EQ(j["tests"][1]["score"], 0);
+  EXPECT_EQ(j["tests"][2]["status"], "failed");
+  EXPECT_TRUE(has(j["output"], "1 of 3 cases pass."));
+}
+
+TEST(formats, gradescope_output_explains_the_failure) {
+  json j = gradescope_results(mixed_results());
+  std::string out = j["tests"][1]["output"];
+  EXPECT_TRUE(has(out, "keys: 768 of 768 elements differ")) << out;
+  EXPECT_TRUE(has(out, "likely mistake [kvc.kv_swapped]: K and V swapped")) << out;
+  EXPECT_TRUE(has(out, "stages/01/lesson.md#kv")) << out;
+  EXPECT_TRUE(has(out, "[your code] debug line")) << out;  // labelled, as in the terminal
+  EXPECT_FALSE(has(out, "\033[")) << "no colour in a results file";
+  EXPECT_TRUE(has(j["tests"][2]["output"].get<std::string>(), "killed by signal 11"));
+}
+
+TEST(formats, gradescope_error_scores_zero_with_the_reason) {
+  json j = gradescope_error("runner /x is missing");
+  EXPECT_EQ(j["score"], 0);
+  EXPECT_TRUE(j["tests"].empty());
+  EXPECT_TRUE(has(j["output"], "runner /x is missing"));
+}
+
+TEST(formats, exercism_version_2_statuses) {
+  json j = exercism_results(mixed_results());
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["status"], "fail");
+  EXPECT_FALSE(j.contains("message")) << "a top-level message is only for status error";
+  ASSERT_EQ(j["tests"].size(), 3u);
+  EXPECT_EQ(j["tests"][0]["status"], "pass");
+  EXPECT_FALSE(j["tests"][0].contains("message"));
+  EXPECT_EQ(j["tests"][1]["status"], "fail");
+  EXPECT_EQ(j["tests"][2]["status"], "error");  // a crash is an error, not a wrong answer
+  std::string message = j["tests"][1]["message"];
+  EXPECT_TRUE(has(message, "keys: 768 of 768 elements differ")) << message;
+  EXPECT_TRUE(has(message, "kvc.kv_swapped")) << message;
+  EXPECT_EQ(j["tests"][1]["output"], "debug line\n");  // the learner's output, as printed
+}
+
+TEST(formats, exercism_pass_when_every_case_passes) {
+  json j = exercism_results(passing_results());
+  EXPECT_EQ(j["status"], "pass");
+  EXPECT_EQ(j["tests"][1]["name"], "multi-layer-cache: 02-lesson-example");
+  EXPECT_EQ(j["tests"][1]["output"], "hello\n");
+}
+
+TEST(formats, exercism_output_is_cut_at_500_characters) {
+  auto results = passing_results();
+  results[0].cases[0].output = std::string(2000, 'x');
+  json j = exercism_results(results);
+  std::string out = j["tests"][0]["output"];
+  EXPECT_LE(out.size(), 500u);
+  EXPECT_TRUE(has(out, "(cut)"));
+}
+
+TEST(formats, exercism_error_has_a_message_and_no_tests) {
+  json j = exercism_error("src/kvcache.cpp:3:1: error: expected ';'");
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["status"], "error");
+  EXPECT_EQ(j["message"], "src/kvcache.cpp:3:1: error: expected ';'");
+  EXPECT_TRUE(j["tests"].empty());
+}
+
+TEST(formats, several_stages_in_one_document) {
+  auto results = mixed_results();
+  for (auto& r : passing_results()) results.push_back(r);
+  EXPECT_EQ(gradescope_results(results)["tests"].size(), 5u);
+  EXPECT_EQ(gradescope_results(results)["score"], 3);
+  EXPECT_EQ(exercism_results(results)["tests"].size(), 5u);
+  EXPECT_EQ(exercism_results(results)["tests"][3]["name"], "multi-layer-cache: 01-no-appends");
+}

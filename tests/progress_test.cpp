@@ -1,0 +1,71 @@
+// The learner's progress file: remembered between runs, forgiving when damaged.
+#include "progress.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "stages.hpp"
+#include "test_support.hpp"
+
+using namespace course;
+using testing_support::read_file;
+using testing_support::TempDir;
+using testing_support::write_file;
+
+TEST(progress, missing_file_is_no_progress) {
+  TempDir dir;
+  Progress p = Progress::load(dir / "progress.json");
+  EXPECT_TRUE(p.status.empty());
+  EXPECT_EQ(p.state("cache-structure"), "not run");
+}
+
+TEST(progress, round_trips_through_its_file) {
+  TempDir dir;
+  Progress p;
+  p.status["cache-structure"] = "passed";
+  p.status["multi-layer-cache"] = "failing";
+  p.save(dir / ".grader" / "progress.json");  // creates the folder
+  Progress back = Progress::load(dir / ".grader" / "progress.json");
+  EXPECT_EQ(back.state("cache-structure"), "passed");
+  EXPECT_EQ(back.state("multi-layer-cache"), "failing");
+  EXPECT_EQ(back.state("prefill"), "not run");
+  EXPECT_FALSE(std::filesystem::exists(dir / ".grader" / "progress.json.tmp"));
+}
+
+TEST(progress, damaged_file_only_forgets) {
+  TempDir dir;
+  for (const char* text : {"", "{", "[1, 2]", "{\"stages\": 3}", "not json"}) {
+    write_file(dir / "progress.json", text);
+    EXPECT_TRUE(Progress::load(dir / "progress.json").status.empty()) << text;
+  }
+}
+
+TEST(progress, first_unpassed_follows_the_stage_order) {
+  Progress p;
+  EXPECT_EQ(p.first_unpassed(), find_stage("cache-structure"));
+  p.status["cache-structure"] = "passed";
+  EXPECT_EQ(p.first_unpassed(), find_stage("multi-layer-cache"));
+  p.status["multi-layer-cache"] = "failing";
+  EXPECT_EQ(p.first_unpassed(), find_stage("multi-layer-cache"));
+  for (const Stage& s : stage_table()) p.status[s.slug] = "passed";
+  EXPECT_EQ(p.first_unpassed(), nullptr);
+}
+
+TEST(progress, list_shows_states_and_marks_the_next_stage) {
+  Progress p;
+  p.status["cache-structure"] = "passed";
+  std::ostringstream out;
+  print_stage_list(out, p);
+  std::string text = out.str();
+  std::istringstream lines(text);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_NE(first.find("cache-structure"), std::string::npos) << text;
+  EXPECT_NE(first.find("passed"), std::string::npos) << text;
+  EXPECT_EQ(first.find("<- next"), std::string::npos) << text;
+  EXPECT_NE(second.find("multi-layer-cache"), std::string::npos) << text;
+  EXPECT_NE(second.find("not run"), std::string::npos) << text;
+  EXPECT_NE(second.find("<- next"), std::string::npos) << text;
+}
