@@ -1,0 +1,194 @@
+// The benchmark behind `kvc bench`.
+//
+// Decode step: one token at position `context` through every block and the logits, with
+// the keys and values of positions 0 .. context-1 already in a cache; the same loop a
+// learner writes (embed, qkv, attention over the cache, finish_block, logits).
+// Roofline: the decode step reads decode_weight_bytes() of weights from memory (they do
+// not fit in any cache); the reference is a plain streaming read of the same number of
+// bytes of the same weight memory, on the same threads, timed in the same run, decode
+// steps and reads alternating. The ratio of the two speeds (per back-to-back pair, median
+// over the pairs) says how close the decode step comes to the memory limit.
+#include "bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "detail.hpp"
+#include "gpt2.hpp"
+#include "numerics.hpp"
+#include "threads.hpp"
+
+namespace gpt2 {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+struct Cache {
+  std::vector<std::vector<float>> k, v;  // per layer: [n_positions, d_model]
+};
+
+// Prefill of tokens[0 .. n-1]: fills the cache, returns the last position's logits.
+void prefill(const Model& m, const std::vector<int>& tokens, int n, Cache& cache,
+             std::vector<float>& logits) {
+  const Config& c = m.config();
+  const size_t d = static_cast<size_t>(c.d_model);
+  std::vector<int> positions(n);
+  for (int i = 0; i < n; ++i) positions[i] = i;
+  std::vector<float> x(n * d), q(n * d), attn(n * d);
+  m.embed(tokens.data(), positions.data(), n, x.data());
+  for (int l = 0; l < c.n_layer; ++l) {
+    m.qkv(l, x.data(), n, q.data(), cache.k[l].data(), cache.v[l].data());
+    detail::causal_attention(m, q.data(), cache.k[l].data(), cache.v[l].data(), 0, n, attn.data());
+    m.finish_block(l, attn.data(), n, x.data());
+  }
+  m.logits(x.data() + (n - 1) * d, 1, logits.data());
+}
+
+// One decode step of `token` at position `pos`, positions 0 .. pos-1 cached.
+void decode_step(const Model& m, int token, int pos, Cache& cache, std::vector<float>& logits) {
+  const Config& c = m.config();
+  const size_t d = static_cast<size_t>(c.d_model);
+  std::vector<float> x(d), q(d), attn(d);
+  m.embed(&token, &pos, 1, x.data());
+  for (int l = 0; l < c.n_layer; ++l) {
+    float* k_row = cache.k[l].data() + pos * d;
+    float* v_row = cache.v[l].data() + pos * d;
+    m.qkv(l, x.data(), 1, q.data(), k_row, v_row);
+    detail::causal_attention(m, q.data(), cache.k[l].data(), cache.v[l].data(), pos, 1,
+                             attn.data());
+    m.finish_block(l, attn.data(), 1, x.data());
+  }
+  m.logits(x.data(), 1, logits.data());
+}
+
+// Sums n floats from p on all the pool's threads, each a contiguous share.
+float streaming_read(ThreadPool& pool, const float* p, size_t n) {
+  using numerics::load4;
+  using numerics::v4f;
+  const int n_tasks = pool.size();
+  const size_t per = (n / n_tasks + 15) / 16 * 16;
+  std::vector<float> partial(n_tasks * 16, 0.0f);  // one 64-byte slot per task
+  pool.run(n_tasks, [&](int t, int) {
+    const size_t b = std::min(n, t * per), e = std::min(n, b + per);
+    v4f a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+    size_t i = b;
+    for (; i + 16 <= e; i += 16) {
+      a0 = a0 + load4(p + i);
+      a1 = a1 + load4(p + i + 4);
+      a2 = a2 + load4(p + i + 8);
+      a3 = a3 + load4(p + i + 12);
+    }
+    const v4f s = (a0 + a1) + (a2 + a3);
+    float tail = 0.0f;
+    for (; i < e; ++i) tail += p[i];
+    partial[t * 16] = s[0] + s[1] + s[2] + s[3] + tail;
+  });
+  float total = 0.0f;
+  for (int t = 0; t < n_tasks; ++t) total += partial[t * 16];
+  return total;
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchOptions& o) {
+  if (o.threads < 1) throw ModelError("bench: --threads must be at least 1");
+  if (o.context < 1 || o.context >= 1024) throw ModelError("bench: context must be in 1 .. 1023");
+  if (o.decode_reps < 1 || o.prefill_reps < 1) throw ModelError("bench: reps must be at least 1");
+  BenchResult r;
+  r.threads = o.threads;
+  r.context = o.context;
+
+  double t0 = now_s();
+  Model m = Model::synthetic(o.seed);
+  r.synthetic_s = now_s() - t0;
+  m.set_threads(o.threads);
+  const Config& c = m.config();
+  const int n = o.context;
+
+  std::vector<int> tokens(n + 1);
+  for (int i = 0; i <= n; ++i) tokens[i] = static_cast<int>((i * 7919LL + 13) % c.vocab);
+  Cache cache;
+  cache.k.assign(c.n_layer, std::vector<float>(static_cast<size_t>(n + 1) * c.d_model));
+  cache.v = cache.k;
+  std::vector<float> logits(c.vocab);
+
+  // Prefill.
+  std::vector<double> times;
+  prefill(m, tokens, n, cache, logits);  // warm-up
+  for (int rep = 0; rep < o.prefill_reps; ++rep) {
+    t0 = now_s();
+    prefill(m, tokens, n, cache, logits);
+    times.push_back(now_s() - t0);
+  }
+  r.prefill_s = best(times);
+  const double d = c.d_model, L = c.n_layer, ctx = n;
+  const double flop = L * (24.0 * ctx * d * d + 2.0 * d * ctx * (ctx + 1)) + 2.0 * d * c.vocab;
+  r.prefill_gflop = flop * 1e-9;
+  r.prefill_tok_s = n / r.prefill_s;
+  r.prefill_gflops = r.prefill_gflop / r.prefill_s;
+
+  // Decode, alternating with the streaming read of the same bytes.
+  r.decode_weight_bytes = m.decode_weight_bytes();
+  const std::span<const float> weights = detail::Access::owned_weights(m);
+  const size_t n_read = std::min(weights.size(), static_cast<size_t>(r.decode_weight_bytes / 4));
+  ThreadPool& pool = detail::Access::pool(m);
+  volatile float sink = 0.0f;
+  decode_step(m, tokens[n], n, cache, logits);  // warm-up
+  sink = sink + streaming_read(pool, weights.data(), n_read);
+  std::vector<double> decode_times, read_times;
+  for (int rep = 0; rep < o.decode_reps; ++rep) {
+    t0 = now_s();
+    decode_step(m, tokens[n], n, cache, logits);
+    decode_times.push_back(now_s() - t0);
+    t0 = now_s();
+    sink = sink + streaming_read(pool, weights.data(), n_read);
+    read_times.push_back(now_s() - t0);
+  }
+  r.decode_s = best(decode_times);
+  r.decode_s_median = median(decode_times);
+  r.decode_tok_s = 1.0 / r.decode_s;
+  r.decode_gb_s = r.decode_weight_bytes / r.decode_s * 1e-9;
+  r.read_gb_s = n_read * 4.0 / best(read_times) * 1e-9;
+  // Each decode step and the read right after it see nearly the same machine (on a shared
+  // machine the bandwidth left to us changes from second to second), so the ratio is
+  // taken pair by pair and the median of the pairs reported.
+  std::vector<double> ratios;
+  for (size_t i = 0; i < decode_times.size(); ++i) {
+    const double decode_speed = r.decode_weight_bytes / decode_times[i];
+    const double read_speed = n_read * 4.0 / read_times[i];
+    ratios.push_back(decode_speed / read_speed);
+  }
+  r.decode_roofline_ratio = median(ratios);
+  return r;
+}
+
+std::string bench_json(const BenchResult& r) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "{\"decode_tok_s\": %.2f, \"read_gb_s\": %.2f, \"decode_roofline_ratio\": %.3f, "
+                "\"prefill_tok_s\": %.1f, \"prefill_gflops\": %.2f, \"threads\": %d, "
+                "\"context\": %d, \"decode_ms\": %.3f, \"decode_ms_median\": %.3f, "
+                "\"decode_gb_s\": %.2f, "
+                "\"decode_weight_bytes\": %llu, \"prefill_ms\": %.1f, \"prefill_gflop\": %.3f, "
+                "\"synthetic_s\": %.3f}",
+                r.decode_tok_s, r.read_gb_s, r.decode_roofline_ratio, r.prefill_tok_s,
+                r.prefill_gflops, r.threads, r.context, r.decode_s * 1e3, r.decode_s_median * 1e3,
+                r.decode_gb_s, static_cast<unsigned long long>(r.decode_weight_bytes),
+                r.prefill_s * 1e3, r.prefill_gflop, r.synthetic_s);
+  return buf;
+}
+
+}  // namespace gpt2

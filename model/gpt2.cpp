@@ -1,0 +1,670 @@
+// Model: weight storage (synthetic or safetensors), the per-block pieces and forward().
+#include "gpt2.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "detail.hpp"
+#include "kernels.hpp"
+#include "ops.hpp"
+#include "safetensors.hpp"
+#include "synthetic.hpp"
+#include "tensors.hpp"
+#include "threads.hpp"
+
+namespace gpt2 {
+
+Config gpt2_small() { return Config{}; }
+
+namespace {
+
+// One block's weights. The four Conv1D weights are matrices in either layout
+// (kernels.hpp); everything else is a plain vector.
+struct LayerWeights {
+  const float* ln1_w = nullptr;   // [d_model]
+  const float* ln1_b = nullptr;   // [d_model]
+  kernels::Matrix attn_w;         // [d_model, 3 d_model]
+  const float* attn_b = nullptr;  // [3 d_model]
+  kernels::Matrix attn_proj_w;    // [d_model, d_model]
+  const float* attn_proj_b = nullptr;
+  const float* ln2_w = nullptr;
+  const float* ln2_b = nullptr;
+  kernels::Matrix fc_w;         // [d_model, 4 d_model]
+  const float* fc_b = nullptr;  // [4 d_model]
+  kernels::Matrix mlp_proj_w;   // [4 d_model, d_model]
+  const float* mlp_proj_b = nullptr;
+};
+
+struct Weights {
+  kernels::Matrix wte;           // wte transposed: [d_model, vocab], always panels, so the
+                                 // logits are a product like every other one
+  const float* wpe = nullptr;    // [n_ctx, d_model]
+  const float* lnf_w = nullptr;  // [d_model]
+  const float* lnf_b = nullptr;  // [d_model]
+  std::vector<LayerWeights> layers;
+
+  // Points tensor `id` (tensors.hpp) at its data.
+  void set(const TensorSpec& spec, const float* data, bool panels) {
+    auto matrix = [&](bool transposed) {
+      kernels::Matrix m;
+      m.data = data;
+      m.n_in = static_cast<int>(spec.shape[transposed ? 1 : 0]);
+      m.n_out = static_cast<int>(spec.shape[transposed ? 0 : 1]);
+      m.panels = panels;
+      return m;
+    };
+    switch (spec.id) {
+      case 0:
+        wte = matrix(true);
+        return;
+      case 1:
+        wpe = data;
+        return;
+      case 2:
+        lnf_w = data;
+        return;
+      case 3:
+        lnf_b = data;
+        return;
+      default:
+        break;
+    }
+    LayerWeights& l = layers[(spec.id - FIRST_LAYER_TENSOR) / TENSORS_PER_LAYER];
+    switch ((spec.id - FIRST_LAYER_TENSOR) % TENSORS_PER_LAYER) {
+      case 0:
+        l.ln1_w = data;
+        break;
+      case 1:
+        l.ln1_b = data;
+        break;
+      case 2:
+        l.attn_w = matrix(false);
+        break;
+      case 3:
+        l.attn_b = data;
+        break;
+      case 4:
+        l.attn_proj_w = matrix(false);
+        break;
+      case 5:
+        l.attn_proj_b = data;
+        break;
+      case 6:
+        l.ln2_w = data;
+        break;
+      case 7:
+        l.ln2_b = data;
+        break;
+      case 8:
+        l.fc_w = matrix(false);
+        break;
+      case 9:
+        l.fc_b = data;
+        break;
+      case 10:
+        l.mlp_proj_w = matrix(false);
+        break;
+      case 11:
+        l.mlp_proj_b = data;
+        break;
+    }
+  }
+};
+
+bool is_matrix(const TensorSpec& spec) { return spec.shape.size() == 2 && spec.id != 1; }
+
+// Zero-filled anonymous memory, asked to be backed by huge pages (fewer page faults while
+// filling it, fewer TLB misses while streaming it).
+class Arena {
+ public:
+  Arena() = default;
+  explicit Arena(size_t n_floats) : bytes_(std::max<size_t>(n_floats, 1) * sizeof(float)) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      throw ModelError("cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for weights");
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes_, MADV_HUGEPAGE);
+#endif
+    data_ = static_cast<float*>(p);
+    size_ = n_floats;
+  }
+  Arena(Arena&& o) noexcept { swap(o); }
+  Arena& operator=(Arena&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~Arena() {
+    if (data_) munmap(data_, bytes_);
+  }
+  float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+  // Touches every page, each thread a contiguous share, so that the kernel's page faults
+  // (which zero the memory) run in parallel and not on pages another thread is filling.
+  void prefault(ThreadPool& pool) {
+    const int n = pool.size();
+    const size_t per = (bytes_ / n + 4095) / 4096 * 4096;
+    char* p = reinterpret_cast<char*>(data_);
+    pool.run(n, [&](int t, int) {
+      const size_t b = std::min(bytes_, t * per), e = std::min(bytes_, b + per);
+      for (size_t i = b; i < e; i += 4096) p[i] = 0;
+    });
+  }
+
+ private:
+  void swap(Arena& o) {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(bytes_, o.bytes_);
+  }
+  float* data_ = nullptr;
+  size_t size_ = 0;
+  size_t bytes_ = 0;
+};
+
+// Offsets in floats, each tensor starting on a 64-byte boundary.
+size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Floats a tensor takes in the arena: matrices in the panel layout (wte transposed).
+size_t stored_floats(const TensorSpec& spec) {
+  if (!is_matrix(spec)) return static_cast<size_t>(spec.numel());
+  const bool wte = spec.id == 0;
+  return kernels::panel_floats(static_cast<int>(spec.shape[wte ? 1 : 0]),
+                               static_cast<int>(spec.shape[wte ? 0 : 1]));
+}
+
+// Order in which the arena holds tensors: blocks first (in order), then ln_f, wte and
+// wpe: roughly the order one decode step reads them.
+std::vector<int> storage_order(const std::vector<TensorSpec>& specs) {
+  std::vector<int> order;
+  for (size_t id = FIRST_LAYER_TENSOR; id < specs.size(); ++id)
+    order.push_back(static_cast<int>(id));
+  for (int id : {2, 3, 0, 1}) order.push_back(id);
+  return order;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+// Element i of a safetensors tensor of dtype F32, F16 or BF16, as float.
+float read_element(const unsigned char* data, const std::string& dtype, size_t i) {
+  if (dtype == "F32") {
+    float f;
+    std::memcpy(&f, data + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, data + 2 * i, 2);
+  return dtype == "F16" ? safetensors::f16_to_f32(h) : safetensors::bf16_to_f32(h);
+}
+
+// Where the values of a tensor come from: elements [begin, end) in the Hugging Face
+// row-major layout, written to out.
+using Source =
+    std::function<void(const TensorSpec& spec, uint64_t begin, uint64_t end, float* out)>;
+
+// A piece of work for fill(): elements, panels or wte panels [begin, end) of one tensor.
+struct FillJob {
+  int id = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+constexpr uint64_t FILL_JOB_ELEMENTS = 1 << 16;
+
+// Writes the tensors `ids` into the arena at `offset[id]` (vectors as they are, matrices
+// in the panel layout, wte transposed into panels), on all the pool's threads.
+void fill(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
+          const std::vector<size_t>& offset, float* base, const Source& source, ThreadPool& pool) {
+  using kernels::PANEL;
+  std::vector<FillJob> jobs;
+  for (int id : ids) {
+    const TensorSpec& spec = specs[id];
+    uint64_t units, per_job;
+    if (!is_matrix(spec)) {
+      units = static_cast<uint64_t>(spec.numel());
+      per_job = FILL_JOB_ELEMENTS;
+    } else {
+      const uint64_t cols = static_cast<uint64_t>(spec.shape[id == 0 ? 0 : 1]);  // wte: vocab
+      const uint64_t rows = static_cast<uint64_t>(spec.shape[id == 0 ? 1 : 0]);
+      units = (cols + PANEL - 1) / PANEL;
+      per_job = std::max<uint64_t>(1, FILL_JOB_ELEMENTS / (rows * PANEL));
+    }
+    for (uint64_t b = 0; b < units; b += per_job)
+      jobs.push_back({id, b, std::min(units, b + per_job)});
+  }
+  pool.run(static_cast<int>(jobs.size()), [&](int j, int) {
+    const FillJob& job = jobs[j];
+    const TensorSpec& spec = specs[job.id];
+    float* dst = base + offset[job.id];
+    if (!is_matrix(spec)) {
+      source(spec, job.begin, job.end, dst + job.begin);
+    } else if (job.id != 0) {
+      // W[k][jb .. jb + valid) is contiguous in both layouts.
+      const int n_in = static_cast<int>(spec.shape[0]), n_out = static_cast<int>(spec.shape[1]);
+      for (uint64_t p = job.begin; p < job.end; ++p) {
+        const int jb = static_cast<int>(p) * PANEL;
+        const int valid = std::min(PANEL, n_out - jb);
+        for (int k = 0; k < n_in; ++k) {
+          const uint64_t first = static_cast<uint64_t>(k) * n_out + jb;
+          source(spec, first, first + valid, dst + kernels::panel_index(n_in, k, jb));
+        }
+      }
+    } else {
+      // wte [vocab, d_model] becomes the matrix [d_model, vocab]: a panel holds 32 vocab
+      // entries, i.e. 32 rows of wte, transposed.
+      const int vocab = static_cast<int>(spec.shape[0]), d = static_cast<int>(spec.shape[1]);
+      thread_local std::vector<float> rows;
+      rows.resize(static_cast<size_t>(PANEL) * d);
+      for (uint64_t p = job.begin; p < job.end; ++p) {
+        const int v0 = static_cast<int>(p) * PANEL;
+        const int valid = std::min(PANEL, vocab - v0);
+        source(spec, static_cast<uint64_t>(v0) * d, static_cast<uint64_t>(v0 + valid) * d,
+               rows.data());
+        float* panel = dst + kernels::panel_index(d, 0, v0);
+        for (int c = 0; c < d; ++c) {
+          for (int v = 0; v < valid; ++v)
+            panel[c * PANEL + v] = rows[static_cast<size_t>(v) * d + c];
+        }
+      }
+    }
+  });
+}
+
+void check_layer(const Config& c, int layer, const char* what) {
+  if (layer < 0 || layer >= c.n_layer) {
+    throw ModelError(std::string(what) + ": layer " + std::to_string(layer) + " is outside 0 .. " +
+                     std::to_string(c.n_layer - 1));
+  }
+}
+
+void check_rows(int n_rows, const char* what) {
+  if (n_rows < 0)
+    throw ModelError(std::string(what) + ": n_rows " + std::to_string(n_rows) + " < 0");
+}
+
+}  // namespace
+
+struct Model::Impl {
+  Config config;
+  Weights w;
+  Arena arena;                            // weights the model owns
+  std::optional<safetensors::File> file;  // mapped F32 weights used in place
+  std::unique_ptr<ThreadPool> pool;
+
+  size_t d() const { return static_cast<size_t>(config.d_model); }
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+const Config& Model::config() const { return impl_->config; }
+
+void Model::set_threads(int n_threads) {
+  impl_->pool = std::make_unique<ThreadPool>(std::max(1, n_threads));
+}
+
+int Model::threads() const { return impl_->pool->size(); }
+
+uint64_t Model::decode_weight_bytes() const {
+  uint64_t floats = 0;
+  for (const TensorSpec& s : tensor_specs(impl_->config)) {
+    if (s.id != 1) floats += static_cast<uint64_t>(s.numel());
+  }
+  floats += static_cast<uint64_t>(impl_->config.d_model);  // one row of wpe
+  return 4 * floats;
+}
+
+Model Model::synthetic(uint64_t seed, const Config& config) {
+  const std::vector<TensorSpec> specs = tensor_specs(config);  // validates
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->pool = std::make_unique<ThreadPool>(default_thread_count());
+  impl->w.layers.resize(static_cast<size_t>(config.n_layer));
+
+  const std::vector<int> order = storage_order(specs);
+  std::vector<size_t> offset(specs.size());
+  size_t total = 0;
+  for (int id : order) {
+    offset[id] = total;
+    total += round_up16(stored_floats(specs[id]));
+  }
+  impl->arena = Arena(total);
+  impl->arena.prefault(*impl->pool);
+  float* base = impl->arena.data();
+  for (int id : order) impl->w.set(specs[id], base + offset[id], is_matrix(specs[id]));
+  fill(
+      specs, order, offset, base,
+      [seed](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
+        synthetic_fill(seed, spec.id, spec.kind, begin, end, out);
+      },
+      *impl->pool);
+  return Model(std::move(impl));
+}
+
+Model Model::load_safetensors(const std::string& path) {
+  safetensors::File file = safetensors::File::open(path);
+  auto fail = [&](const std::string& why) {
+    return ModelError("safetensors file '" + path + "': " + why);
+  };
+
+  // Names without the optional "transformer." prefix.
+  std::unordered_map<std::string, const safetensors::TensorInfo*> named;
+  for (const auto& t : file.tensors()) {
+    std::string name = t.name;
+    if (name.rfind("transformer.", 0) == 0) name = name.substr(12);
+    if (!named.emplace(name, &t).second) {
+      throw fail("tensor '" + name + "' appears twice (with and without 'transformer.')");
+    }
+  }
+  auto need = [&](const std::string& name) -> const safetensors::TensorInfo& {
+    auto it = named.find(name);
+    if (it == named.end()) throw fail("missing tensor '" + name + "'");
+    return *it->second;
+  };
+
+  // The config, from the shapes.
+  const auto& wte = need("wte.weight");
+  if (wte.shape.size() != 2) {
+    throw fail("tensor 'wte.weight': wrong shape " + shape_string(wte.shape) +
+               ", expected [vocab, d_model]");
+  }
+  const auto& wpe = need("wpe.weight");
+  if (wpe.shape.size() != 2 || wpe.shape[1] != wte.shape[1]) {
+    throw fail("tensor 'wpe.weight': wrong shape " + shape_string(wpe.shape) +
+               ", expected [n_ctx, " + std::to_string(wte.shape[1]) + "]");
+  }
+  int64_t n_layer = 0;
+  for (const auto& [name, info] : named) {
+    if (name.rfind("h.", 0) != 0) continue;
+    int64_t i = 0;
+    size_t p = 2;
+    while (p < name.size() && name[p] >= '0' && name[p] <= '9' && i < 1000000) {
+      i = i * 10 + (name[p] - '0');
+      ++p;
+    }
+    if (p > 2 && p < name.size() && name[p] == '.') n_layer = std::max(n_layer, i + 1);
+  }
+  if (n_layer == 0) throw fail("missing tensor 'h.0.ln_1.weight' (no transformer blocks h.*)");
+  const int64_t d_model = wte.shape[1];
+  int64_t n_head = 0;
+  const auto& meta = file.metadata();
+  auto meta_it = meta.find("n_head");
+  if (meta_it != meta.end()) {
+    try {
+      size_t used = 0;
+      n_head = std::stoll(meta_it->second, &used);
+      if (used != meta_it->second.size()) n_head = 0;
+    } catch (const std::exception&) {
+      n_head = 0;
+    }
+    if (n_head <= 0 || d_model % n_head != 0) {
+      throw fail("__metadata__ n_head '" + meta_it->second + "' is not a divisor of d_model " +
+                 std::to_string(d_model));
+    }
+  } else if (d_model == 768) {
+    n_head = 12;
+  } else if (d_model % 64 == 0) {
+    n_head = d_model / 64;
+  } else {
+    throw fail("cannot tell n_head for d_model " + std::to_string(d_model) +
+               ": add __metadata__ {\"n_head\": \"...\"}");
+  }
+  const int64_t too_big = int64_t{1} << 30;
+  if (wte.shape[0] >= too_big || d_model >= too_big || wpe.shape[0] >= too_big) {
+    throw fail("implausibly large shapes in wte.weight / wpe.weight");
+  }
+  if (n_layer > 10000) {
+    throw fail("implausible block index h." + std::to_string(n_layer - 1) + " (over 10000 blocks)");
+  }
+  Config config;
+  config.n_layer = static_cast<int>(n_layer);
+  config.n_head = static_cast<int>(n_head);
+  config.head_dim = static_cast<int>(d_model / n_head);
+  config.d_model = static_cast<int>(d_model);
+  config.n_ctx = static_cast<int>(wpe.shape[0]);
+  config.vocab = static_cast<int>(wte.shape[0]);
+  std::vector<TensorSpec> specs;
+  try {
+    specs = tensor_specs(config);
+  } catch (const ModelError& e) {
+    throw fail(e.what());
+  }
+
+  // Check every tensor, and decide which are used in place and which are copied.
+  std::vector<const safetensors::TensorInfo*> info(specs.size());
+  std::vector<int> copied;
+  for (const TensorSpec& spec : specs) {
+    const auto& t = need(spec.name);
+    if (t.shape != spec.shape) {
+      throw fail("tensor '" + t.name + "': wrong shape " + shape_string(t.shape) + ", expected " +
+                 shape_string(spec.shape));
+    }
+    if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16") {
+      throw fail("tensor '" + t.name + "': unsupported dtype '" + t.dtype +
+                 "' (supported: F32, F16, BF16)");
+    }
+    info[spec.id] = &t;
+    const bool in_place = spec.id != 0 && t.dtype == "F32" &&
+                          reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+    if (!in_place) copied.push_back(spec.id);
+  }
+
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->pool = std::make_unique<ThreadPool>(default_thread_count());
+  impl->w.layers.resize(static_cast<size_t>(config.n_layer));
+  std::vector<size_t> offset(specs.size());
+  size_t total = 0;
+  for (int id : copied) {
+    offset[id] = total;
+    total += round_up16(stored_floats(specs[id]));
+  }
+  impl->arena = Arena(total);
+  impl->arena.prefault(*impl->pool);
+  float* base = impl->arena.data();
+  std::vector<bool> is_copied(specs.size(), false);
+  for (int id : copied) {
+    is_copied[id] = true;
+    impl->w.set(specs[id], base + offset[id], is_matrix(specs[id]));
+  }
+  for (const TensorSpec& spec : specs) {  // the rest: F32 in the mapped file, row-major
+    if (!is_copied[spec.id])
+      impl->w.set(spec, reinterpret_cast<const float*>(info[spec.id]->data), false);
+  }
+  fill(
+      specs, copied, offset, base,
+      [&info](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
+        const safetensors::TensorInfo& t = *info[spec.id];
+        for (uint64_t i = begin; i < end; ++i) out[i - begin] = read_element(t.data, t.dtype, i);
+      },
+      *impl->pool);
+  impl->file = std::move(file);
+  return Model(std::move(impl));
+}
+
+void Model::embed(const int* tokens, const int* positions, int n_rows, float* x) const {
+  const Config& c = impl_->config;
+  check_rows(n_rows, "embed");
+  for (int r = 0; r < n_rows; ++r) {
+    if (tokens[r] < 0 || tokens[r] >= c.vocab) {
+      throw ModelError("embed: row " + std::to_string(r) + ": token id " +
+                       std::to_string(tokens[r]) + " is outside 0 .. " +
+                       std::to_string(c.vocab - 1));
+    }
+    if (positions[r] < 0 || positions[r] >= c.n_ctx) {
+      throw ModelError("embed: row " + std::to_string(r) + ": position " +
+                       std::to_string(positions[r]) + " is outside 0 .. " +
+                       std::to_string(c.n_ctx - 1) + " (n_ctx " + std::to_string(c.n_ctx) + ")");
+    }
+  }
+  const size_t d = impl_->d();
+  const kernels::Matrix& wte = impl_->w.wte;  // [d_model, vocab]: column `token` is its row
+  for (int r = 0; r < n_rows; ++r) {
+    const float* pos = impl_->w.wpe + static_cast<size_t>(positions[r]) * d;
+    float* out = x + static_cast<size_t>(r) * d;
+    for (size_t i = 0; i < d; ++i) out[i] = wte.at(static_cast<int>(i), tokens[r]) + pos[i];
+  }
+}
+
+void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float* v) const {
+  const Config& c = impl_->config;
+  check_layer(c, layer, "qkv");
+  check_rows(n_rows, "qkv");
+  if (n_rows == 0) return;
+  const auto& lw = impl_->w.layers[layer];
+  const size_t d = impl_->d();
+  std::vector<float> h(n_rows * d), t(n_rows * 3 * d);
+  kernels::layer_norm_rows(x, lw.ln1_w, lw.ln1_b, n_rows, c.d_model, h.data(), impl_->pool.get());
+  kernels::matmul(h.data(), n_rows, lw.attn_w, lw.attn_b, t.data(), kernels::Epilogue::store,
+                  impl_->pool.get());
+  for (int r = 0; r < n_rows; ++r) {
+    const float* src = t.data() + r * 3 * d;
+    std::memcpy(q + r * d, src, d * sizeof(float));
+    std::memcpy(k + r * d, src + d, d * sizeof(float));
+    std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
+  }
+}
+
+void Model::finish_block(int layer, const float* attn, int n_rows, float* x) const {
+  const Config& c = impl_->config;
+  check_layer(c, layer, "finish_block");
+  check_rows(n_rows, "finish_block");
+  if (n_rows == 0) return;
+  const auto& lw = impl_->w.layers[layer];
+  const size_t d = impl_->d();
+  ThreadPool* pool = impl_->pool.get();
+  std::vector<float> h(n_rows * d), f(n_rows * 4 * d);
+  // x = x + (c_proj.bias + attn . c_proj.weight)
+  kernels::matmul(attn, n_rows, lw.attn_proj_w, lw.attn_proj_b, x, kernels::Epilogue::add, pool);
+  kernels::layer_norm_rows(x, lw.ln2_w, lw.ln2_b, n_rows, c.d_model, h.data(), pool);
+  // f = gelu(c_fc.bias + h . c_fc.weight)
+  kernels::matmul(h.data(), n_rows, lw.fc_w, lw.fc_b, f.data(), kernels::Epilogue::gelu, pool);
+  // x = x + (mlp.c_proj.bias + f . mlp.c_proj.weight)
+  kernels::matmul(f.data(), n_rows, lw.mlp_proj_w, lw.mlp_proj_b, x, kernels::Epilogue::add, pool);
+}
+
+void Model::logits(const float* x, int n_rows, float* logits) const {
+  const Config& c = impl_->config;
+  check_rows(n_rows, "logits");
+  if (n_rows == 0) return;
+  std::vector<float> h(n_rows * impl_->d());
+  kernels::layer_norm_rows(x, impl_->w.lnf_w, impl_->w.lnf_b, n_rows, c.d_model, h.data(),
+                           impl_->pool.get());
+  // logits[r][v] = 0 + sum_k h[r][k] * wte[v][k], k in order
+  kernels::matmul(h.data(), n_rows, impl_->w.wte, nullptr, logits, kernels::Epilogue::store,
+                  impl_->pool.get());
+}
+
+void check_tokens(std::span<const int> tokens, const Config& c) {
+  if (tokens.size() > static_cast<size_t>(c.n_ctx)) {
+    throw ModelError("forward: " + std::to_string(tokens.size()) +
+                     " tokens, more than n_ctx = " + std::to_string(c.n_ctx));
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= c.vocab) {
+      throw ModelError("forward: token " + std::to_string(i) + " has id " +
+                       std::to_string(tokens[i]) + ", outside 0 .. " + std::to_string(c.vocab - 1));
+    }
+  }
+}
+
+std::vector<float> Model::forward(std::span<const int> tokens) const {
+  const Config& c = impl_->config;
+  check_tokens(tokens, c);
+  const int n = static_cast<int>(tokens.size());
+  if (n == 0) return {};
+  const size_t d = impl_->d();
+  std::vector<int> positions(n);
+  for (int i = 0; i < n; ++i) positions[i] = i;
+  std::vector<float> x(n * d), q(n * d), k(n * d), v(n * d), attn(n * d);
+  embed(tokens.data(), positions.data(), n, x.data());
+  for (int layer = 0; layer < c.n_layer; ++layer) {
+    qkv(layer, x.data(), n, q.data(), k.data(), v.data());
+    detail::causal_attention(*this, q.data(), k.data(), v.data(), 0, n, attn.data());
+    finish_block(layer, attn.data(), n, x.data());
+  }
+  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
+  logits(x.data(), n, out.data());
+  return out;
+}
+
+// ---- detail ------------------------------------------------------------------------------
+
+namespace detail {
+
+ThreadPool& Access::pool(const Model& model) { return *model.impl_->pool; }
+
+std::span<const float> Access::owned_weights(const Model& model) {
+  return {model.impl_->arena.data(), model.impl_->arena.size()};
+}
+
+void attention_scores(const float* q, const float* k, int n, int stride, int dim, float scale,
+                      float* scores) {
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    // The cache rows are short and far apart; fetch the ones 8 keys ahead early.
+    if (j + 12 <= n) {
+      for (int r = 8; r < 12; ++r) {
+        const float* row = k + static_cast<size_t>(j + r) * stride;
+        for (int i = 0; i < dim; i += 16) __builtin_prefetch(row + i, 0, 3);
+      }
+    }
+    const float* k0 = k + static_cast<size_t>(j) * stride;
+    const float* k1 = k0 + stride;
+    const float* k2 = k1 + stride;
+    const float* k3 = k2 + stride;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    for (int i = 0; i < dim; ++i) {
+      s0 += q[i] * k0[i];
+      s1 += q[i] * k1[i];
+      s2 += q[i] * k2[i];
+      s3 += q[i] * k3[i];
+    }
+    scores[j] = s0 * scale;
+    scores[j + 1] = s1 * scale;
+    scores[j + 2] = s2 * scale;
+    scores[j + 3] = s3 * scale;
+  }
+  for (; j < n; ++j) scores[j] = dot(q, k + static_cast<size_t>(j) * stride, dim) * scale;
+}
+
+void causal_attention(const Model& model, const float* q, const float* k, const float* v,
+                      int first_pos, int n_query, float* out) {
+  const Config& c = model.config();
+  if (first_pos < 0 || n_query < 0 || first_pos + n_query > c.n_ctx) {
+    throw ModelError("causal_attention: positions " + std::to_string(first_pos) + " .. " +
+                     std::to_string(first_pos + n_query - 1) + " do not fit n_ctx " +
+                     std::to_string(c.n_ctx));
+  }
+  const int d = c.d_model, hd = c.head_dim, n_head = c.n_head;
+  const float scale = attention_scale(hd);
+  Access::pool(model).run(n_query * n_head, [&](int task, int) {
+    const int i = task / n_head, h = task % n_head;
+    const int n = first_pos + i + 1;  // keys 0 .. first_pos + i
+    thread_local std::vector<float> scores;
+    if (scores.size() < static_cast<size_t>(n)) scores.resize(n);
+    attention_scores(q + static_cast<size_t>(i) * d + h * hd, k + h * hd, n, d, hd, scale,
+                     scores.data());
+    softmax(scores.data(), n);
+    weighted_sum(scores.data(), v + h * hd, n, d, hd, out + static_cast<size_t>(i) * d + h * hd);
+  });
+}
+
+}  // namespace detail
+}  // namespace gpt2

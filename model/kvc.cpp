@@ -1,0 +1,248 @@
+// kvc: the course's GPT-2 on the command line.
+//
+//   kvc logits (--weights FILE | --synthetic [--seed N]) --tokens 464,2068,7586
+//              [--all-positions] [--threads N]
+//       {"tokens": [...], "logits": [...]}: the last position's logits (--all-positions:
+//       an array with one array per position). Floats are printed in their shortest form
+//       that reads back to the same bits.
+//   kvc digest (--weights FILE | --synthetic [--seed N]) --tokens ... [--threads N] [--decode]
+//       16 hex digits: FNV-1a 64 of the bits of every position's logits (little-endian
+//       float32, position after position). Equal digests mean bit-identical logits.
+//       --decode computes them by a cached decode, one token at a time, instead of
+//       forward(); the digest must be the same (scripts/determinism-check.sh checks it).
+//   kvc bench [--threads N] [--seed N] [--context N] [--reps N]
+//       one JSON object: decode and prefill speed (bench.hpp).
+//
+// Exit status: 0 on success, 2 for bad input (options, tokens, weights file), 1 for any
+// other failure. Messages go to stderr.
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "detail.hpp"
+#include "gpt2.hpp"
+#include "threads.hpp"
+
+namespace {
+
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ModelOptions {
+  std::string weights;
+  bool synthetic = false;
+  uint64_t seed = 1;
+  std::string tokens;
+  int threads = gpt2::default_thread_count();
+  bool all_positions = false;
+  bool decode = false;
+};
+
+void add_model_options(CLI::App* sub, ModelOptions& o) {
+  auto* weights = sub->add_option("--weights", o.weights, "Hugging Face GPT-2 model.safetensors");
+  auto* synthetic =
+      sub->add_flag("--synthetic", o.synthetic, "seeded synthetic GPT-2 small weights");
+  weights->excludes(synthetic);
+  sub->add_option("--seed", o.seed, "seed of the synthetic weights")
+      ->capture_default_str()
+      ->needs(synthetic);
+  sub->add_option("--tokens", o.tokens, "token ids, comma-separated, e.g. 464,2068,7586")
+      ->required();
+  sub->add_option("--threads", o.threads, "threads (default: all cores)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+}
+
+std::vector<int> parse_tokens(const std::string& text) {
+  std::vector<int> tokens;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    long long value = 0;
+    const char* first = item.data();
+    const char* last = item.data() + item.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (item.empty() || ec == std::errc::invalid_argument || ptr != last) {
+      throw BadInput("--tokens: '" + item +
+                     "' is not a whole number (expected e.g. 464,2068,7586)");
+    }
+    if (ec == std::errc::result_out_of_range || value < INT32_MIN || value > INT32_MAX) {
+      throw BadInput("--tokens: token id " + item + " is out of range");
+    }
+    tokens.push_back(static_cast<int>(value));
+    start = end + 1;
+  }
+  return tokens;
+}
+
+// Loads the weights; for synthetic ones the tokens are checked first (the config is
+// known), so a bad token fails fast instead of after making 500 MB of weights.
+gpt2::Model load_model(const ModelOptions& o, const std::vector<int>& tokens) {
+  if (o.synthetic && !o.weights.empty()) {
+    throw BadInput("give either --weights FILE or --synthetic, not both");
+  }
+  if (!o.synthetic && o.weights.empty()) throw BadInput("give --weights FILE or --synthetic");
+  if (o.synthetic) gpt2::check_tokens(tokens, gpt2::gpt2_small());
+  gpt2::Model m =
+      o.synthetic ? gpt2::Model::synthetic(o.seed) : gpt2::Model::load_safetensors(o.weights);
+  m.set_threads(o.threads);
+  return m;
+}
+
+void append_float(std::string& out, float f) {
+  if (!std::isfinite(f)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, f);
+  (void)ec;
+  out.append(buf, ptr);
+}
+
+void append_row(std::string& out, const float* row, int n) {
+  out += '[';
+  for (int i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    append_float(out, row[i]);
+  }
+  out += ']';
+}
+
+void write_stdout(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+int run_logits(const ModelOptions& o) {
+  const std::vector<int> tokens = parse_tokens(o.tokens);
+  const gpt2::Model m = load_model(o, tokens);
+  const std::vector<float> logits = m.forward(tokens);
+  const int vocab = m.config().vocab;
+  const int n = static_cast<int>(tokens.size());
+  std::string out = "{\"tokens\": [";
+  for (int i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    out += std::to_string(tokens[i]);
+  }
+  out += "], \"logits\": ";
+  if (o.all_positions) {
+    out += '[';
+    for (int i = 0; i < n; ++i) {
+      if (i) out += ", ";
+      append_row(out, logits.data() + static_cast<size_t>(i) * vocab, vocab);
+    }
+    out += ']';
+  } else {
+    append_row(out, logits.data() + static_cast<size_t>(n - 1) * vocab, vocab);
+  }
+  out += "}\n";
+  write_stdout(out);
+  return 0;
+}
+
+// Logits of every position by a cached decode, one token at a time (the loop a learner
+// writes in the decode stage); by the determinism contract equal to forward()'s.
+std::vector<float> decode_all(const gpt2::Model& m, const std::vector<int>& tokens) {
+  gpt2::check_tokens(tokens, m.config());
+  const gpt2::Config& c = m.config();
+  const size_t d = static_cast<size_t>(c.d_model), n = tokens.size();
+  std::vector<std::vector<float>> k(c.n_layer, std::vector<float>(n * d)), v = k;
+  std::vector<float> x(d), q(d), attn(d), logits(n * c.vocab);
+  for (size_t pos = 0; pos < n; ++pos) {
+    const int p = static_cast<int>(pos);
+    m.embed(&tokens[pos], &p, 1, x.data());
+    for (int l = 0; l < c.n_layer; ++l) {
+      m.qkv(l, x.data(), 1, q.data(), k[l].data() + pos * d, v[l].data() + pos * d);
+      gpt2::detail::causal_attention(m, q.data(), k[l].data(), v[l].data(), p, 1, attn.data());
+      m.finish_block(l, attn.data(), 1, x.data());
+    }
+    m.logits(x.data(), 1, logits.data() + pos * c.vocab);
+  }
+  return logits;
+}
+
+int run_digest(const ModelOptions& o) {
+  const std::vector<int> tokens = parse_tokens(o.tokens);
+  const gpt2::Model m = load_model(o, tokens);
+  const std::vector<float> logits = o.decode ? decode_all(m, tokens) : m.forward(tokens);
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
+  for (float f : logits) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    for (int b = 0; b < 4; ++b) {
+      h ^= (bits >> (8 * b)) & 0xffu;
+      h *= 0x100000001b3ull;  // FNV-1a 64 prime
+    }
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx\n", static_cast<unsigned long long>(h));
+  write_stdout(buf);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvc: the course's bit-exact GPT-2 (logits, digests, speed)"};
+  app.require_subcommand(1);
+
+  ModelOptions logits_opts, digest_opts;
+  auto* logits = app.add_subcommand("logits", "print the logits of a token sequence as JSON");
+  add_model_options(logits, logits_opts);
+  logits->add_flag("--all-positions", logits_opts.all_positions,
+                   "print the logits of every position, not just the last");
+  auto* digest = app.add_subcommand("digest", "print a hex digest of every position's logits");
+  add_model_options(digest, digest_opts);
+  digest->add_flag("--decode", digest_opts.decode,
+                   "compute the logits by a cached decode, one token at a time, not forward()");
+
+  gpt2::BenchOptions bench_opts;
+  bench_opts.threads = gpt2::default_thread_count();
+  auto* bench = app.add_subcommand("bench", "decode and prefill speed of GPT-2 small, as JSON");
+  bench->add_option("--threads", bench_opts.threads, "threads (default: all cores)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  bench->add_option("--seed", bench_opts.seed, "seed of the synthetic weights")
+      ->capture_default_str();
+  bench->add_option("--context", bench_opts.context, "cached positions before the decode step")
+      ->check(CLI::Range(1, 1023))
+      ->capture_default_str();
+  bench->add_option("--reps", bench_opts.decode_reps, "timed decode steps")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  try {
+    if (logits->parsed()) return run_logits(logits_opts);
+    if (digest->parsed()) return run_digest(digest_opts);
+    if (bench->parsed()) {
+      write_stdout(gpt2::bench_json(gpt2::run_bench(bench_opts)) + "\n");
+      return 0;
+    }
+  } catch (const BadInput& e) {
+    std::fprintf(stderr, "kvc: %s\n", e.what());
+    return 2;
+  } catch (const gpt2::ModelError& e) {
+    std::fprintf(stderr, "kvc: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvc: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 1;
+}

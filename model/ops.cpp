@@ -1,0 +1,169 @@
+// exp, tanh, attention_scale and the attention helpers (see ops.hpp and DETERMINISM.md).
+//
+// exp and tanh work in double internally: every double operation below is a plain IEEE
+// operation (no libm, no contraction), so the result is the same on every x86-64 or
+// AArch64 compiler and flag set. Double precision leaves about 25 spare bits, which makes
+// the one final rounding to float correct except in very rare near-tie cases.
+#include "ops.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "gpt2.hpp"
+#include "numerics.hpp"
+
+static_assert(FLT_EVAL_METHOD == 0, "float arithmetic must be evaluated in float (SSE, not x87)");
+
+namespace gpt2 {
+
+namespace {
+
+// ln 2 split in two: LN2_HI has 40 significant bits, so n * LN2_HI is exact for |n| < 2^13.
+constexpr double LN2_HI = 0x1.62e42fefa2000p-1;
+constexpr double LN2_LO = 0x1.9ef35793c7673p-41;
+constexpr double LOG2E = 0x1.71547652b82fep+0;  // 1 / ln 2, rounded to double
+
+// 1/k! for k = 0..11, each the double nearest the exact value (k! is exact in double).
+constexpr double inverse_factorial(int k) {
+  double f = 1.0;
+  for (int i = 2; i <= k; ++i) f *= i;
+  return 1.0 / f;
+}
+
+double bits_to_double(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+// e^y in double for |y| <= 700, relative error about 2^-47:
+//   n = nearest integer to y / ln2;  r = (y - n*LN2_HI) - n*LN2_LO, |r| <= 0.3466
+//   p = 1 + r + r^2/2! + ... + r^11/11!   (Horner, from the r^11 term down)
+//   result = p * 2^n, 2^n built from its exponent bits (exact).
+double exp_core(double y) {
+  const double t = y * LOG2E;
+  // Round half away from zero through a truncating conversion (|t| < 2^31 here).
+  const int64_t n = t >= 0 ? static_cast<int64_t>(t + 0.5) : -static_cast<int64_t>(-t + 0.5);
+  const double nd = static_cast<double>(n);
+  const double r = (y - nd * LN2_HI) - nd * LN2_LO;
+  double p = inverse_factorial(11);
+  p = p * r + inverse_factorial(10);
+  p = p * r + inverse_factorial(9);
+  p = p * r + inverse_factorial(8);
+  p = p * r + inverse_factorial(7);
+  p = p * r + inverse_factorial(6);
+  p = p * r + inverse_factorial(5);
+  p = p * r + inverse_factorial(4);
+  p = p * r + inverse_factorial(3);
+  p = p * r + inverse_factorial(2);
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  const double two_n = bits_to_double(static_cast<uint64_t>(n + 1023) << 52);
+  return p * two_n;
+}
+
+}  // namespace
+
+float exp(float x) {
+  if (x != x) return x;  // NaN
+  // Past these bounds the float result is +inf or 0 whatever the rounding; inside them
+  // the double result is finite and normal, and the cast rounds it (to inf, a subnormal
+  // or 0 where the true value lies there).
+  if (x > 89.0f) return INFINITY;
+  if (x < -110.0f) return 0.0f;  // also exp(-inf) == 0
+  return static_cast<float>(exp_core(static_cast<double>(x)));
+}
+
+float tanh(float x) {
+  if (x != x) return x;
+  if (x == 0.0f) return x;  // keeps the sign of zero
+  const double a = x < 0.0f ? -static_cast<double>(x) : static_cast<double>(x);
+  double t;
+  if (a > 10.0) {
+    t = 1.0;  // tanh(10) = 1 - 4e-9 already rounds to 1.0f
+  } else if (a < 0x1p-6) {
+    // tanh a = a - a^3/3 + 2a^5/15 - 17a^7/315 + 62a^9/2835 - ...; the next term is
+    // below 2^-60 relative here.
+    const double a2 = a * a;
+    double p = 62.0 / 2835.0;
+    p = p * a2 - 17.0 / 315.0;
+    p = p * a2 + 2.0 / 15.0;
+    p = p * a2 - 1.0 / 3.0;
+    t = a + a * (a2 * p);
+  } else {
+    const double e = exp_core(2.0 * a);
+    t = 1.0 - 2.0 / (e + 1.0);
+  }
+  const float f = static_cast<float>(t);
+  return x < 0.0f ? -f : f;
+}
+
+float attention_scale(int head_dim) {
+  if (head_dim < 1 || head_dim > (1 << 24)) {
+    throw ModelError("attention_scale: head_dim " + std::to_string(head_dim) +
+                     " is outside 1 .. 2^24");
+  }
+  // A double estimate of 1/sqrt(n) (sqrt and division are correctly rounded IEEE
+  // operations) is within 2 double ulps of the true value; rounding it to float is correct
+  // unless the true value lies within that distance of a float rounding midpoint. So check
+  // the result against its two midpoints exactly and step by one ulp if it is outside.
+  const uint64_t n = static_cast<uint64_t>(head_dim);
+  float f = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  for (int step = 0; step < 4; ++step) {
+    const uint32_t bits = numerics::float_bits(f);
+    const float below = numerics::float_from_bits(bits - 1);
+    const float above = numerics::float_from_bits(bits + 1);
+    // midpoint m between two positive normal floats: is m^2 * n compared with 1?
+    if (numerics::midpoint_squared_times_n_compare(f, above, n) <= 0) {
+      f = above;  // 1/sqrt(n) >= upper midpoint: f is too small
+    } else if (numerics::midpoint_squared_times_n_compare(below, f, n) >= 0) {
+      f = below;  // 1/sqrt(n) <= lower midpoint: f is too large
+    } else {
+      return f;
+    }
+  }
+  return f;  // not reached: the estimate is never more than one ulp off
+}
+
+float dot(const float* a, const float* b, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+void softmax(float* x, int n) {
+  if (n <= 0) return;
+  float m = x[0];
+  for (int i = 1; i < n; ++i) {
+    if (x[i] > m) m = x[i];
+  }
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = gpt2::exp(x[i] - m);
+    s += x[i];
+  }
+  for (int i = 0; i < n; ++i) x[i] = x[i] / s;
+}
+
+void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
+  // Four outputs side by side in a vector; each output's sum still runs over j in order.
+  using numerics::load4;
+  using numerics::store4;
+  for (int d = 0; d < dim; ++d) out[d] = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float pj = p[j];
+    const numerics::v4f pv = numerics::splat4(pj);
+    const float* row = rows + static_cast<long>(j) * stride;
+    if (j + 8 < n) {  // rows of a KV cache are short and far apart: fetch ahead
+      for (int i = 0; i < dim; i += 16) __builtin_prefetch(row + 8L * stride + i, 0, 3);
+    }
+    int d = 0;
+    for (; d + 4 <= dim; d += 4) store4(out + d, load4(out + d) + pv * load4(row + d));
+    for (; d < dim; ++d) out[d] += pj * row[d];
+  }
+}
+
+}  // namespace gpt2

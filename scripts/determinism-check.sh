@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Determinism check, part (c) of model/DETERMINISM.md: the logits of GPT-2 small
+# (synthetic weights) must have the same bits whatever the compiler, the optimisation
+# level, the vector instructions and the thread count.
+#
+# Builds only the kvc target, four ways:
+#   clang     the `clang` CMake preset (clang++, RelWithDebInfo -O2, build-clang/)
+#   gcc -O0   build-det-gcc-O0/
+#   gcc -O3   build-det-gcc-O3/
+#   gcc -O3 -march=x86-64-v4      build-det-gcc-avx512/, only if this CPU has AVX-512
+# and also uses the default preset's build/bin/kvc (GCC -O2) if it exists. It runs
+# `kvc digest --synthetic --seed 1 --tokens <prompt>` with each, with 1 and 2 threads,
+# by forward() and by a cached one-token-at-a-time decode (--decode), and exits 1 unless
+# every digest is the same. (The -O0 build is slow: it skips the 1-thread decode.)
+#
+# Usage: scripts/determinism-check.sh        (from anywhere; JOBS=N sets build jobs)
+set -euo pipefail
+
+root="${KVC_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+jobs="${JOBS:-2}"
+prompt="464,2068,7586,21831,18045,625,262,16931"  # "The quick brown fox jumps over the lazy"
+cd "$root"
+
+fail() {
+  echo "determinism-check: FAILED: $*" >&2
+  exit 1
+}
+
+# build NAME DIR [cmake args...]: configure DIR (unless it is a preset build) and build kvc.
+names=()
+binaries=()
+build() {
+  local name="$1" dir="$2"
+  shift 2
+  local log="$root/$dir/determinism-check.log"
+  echo "determinism-check: building kvc ($name) in $dir"
+  mkdir -p "$root/$dir"
+  if [[ "$name" == clang ]]; then
+    cmake --preset clang >"$log" 2>&1 || { tail -n 30 "$log" >&2; fail "configuring $name (log: $log)"; }
+  else
+    cmake -S "$root" -B "$root/$dir" -DBUILD_TESTING=OFF "$@" >"$log" 2>&1 ||
+      { tail -n 30 "$log" >&2; fail "configuring $name (log: $log)"; }
+  fi
+  cmake --build "$root/$dir" --target kvc -j "$jobs" >>"$log" 2>&1 ||
+    { tail -n 30 "$log" >&2; fail "building $name (log: $log)"; }
+  names+=("$name")
+  binaries+=("$root/$dir/bin/kvc")
+}
+
+command -v clang++ >/dev/null || fail "clang++ not found (Debian package: clang)"
+command -v g++ >/dev/null || fail "g++ not found"
+
+build clang build-clang
+build "gcc -O0" build-det-gcc-O0 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG=-O0
+build "gcc -O3" build-det-gcc-O3 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE=-O3
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  build "gcc -O3 -march=x86-64-v4" build-det-gcc-avx512 -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -march=x86-64-v4"
+else
+  echo "determinism-check: this CPU has no AVX-512; skipping the -march=x86-64-v4 build"
+fi
+if [[ -x "$root/build/bin/kvc" ]]; then
+  names+=("default build (gcc -O2)")
+  binaries+=("$root/build/bin/kvc")
+else
+  echo "determinism-check: no build/bin/kvc (default preset); not checking it"
+fi
+
+reference=""
+reference_label=""
+count=0
+for i in "${!names[@]}"; do
+  for run in "1 forward" "2 forward" "1 decode" "2 decode"; do
+    read -r threads mode <<<"$run"
+    # The -O0 build is slow: its one-token-at-a-time decode runs with 2 threads only.
+    [[ "${names[$i]}" == "gcc -O0" && "$run" == "1 decode" ]] && continue
+    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads "$threads")
+    [[ "$mode" == decode ]] && args+=(--decode)
+    label="${names[$i]}, $threads thread(s), $mode"
+    digest="$("${binaries[$i]}" "${args[@]}")" || fail "kvc failed ($label)"
+    printf 'determinism-check: %-48s %s\n' "$label" "$digest"
+    count=$((count + 1))
+    if [[ -z "$reference" ]]; then
+      reference="$digest"
+      reference_label="$label"
+    elif [[ "$digest" != "$reference" ]]; then
+      fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the build or the thread count"
+    fi
+  done
+done
+echo "determinism-check: passed: $count digests identical ($reference)"

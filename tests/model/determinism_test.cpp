@@ -1,0 +1,173 @@
+// The determinism contract (model/DETERMINISM.md), parts (a) and (b), and the promise the
+// course rests on: a learner's cached decode loop, written with the public API and the
+// ops.hpp helpers, gives forward()'s logits bit for bit. Part (c), compilers and flags,
+// is scripts/determinism-check.sh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "gpt2.hpp"
+#include "model_test_helpers.hpp"
+#include "ops.hpp"
+
+namespace {
+
+using model_test::same_bits;
+
+// Logits of every position, computed the way a learner does in the decode stage: one
+// token at a time, keys and values appended to a per-layer cache, attention written out
+// with dot / softmax / weighted_sum. With prefill_rows > 0 the first prefill_rows tokens
+// go through as one batch first (the prefill stage), with the causal loop by hand.
+std::vector<float> hand_decode(const gpt2::Model& m, const std::vector<int>& tokens,
+                               int prefill_rows = 0) {
+  const gpt2::Config& c = m.config();
+  const int D = c.d_model, H = c.n_head, hd = c.head_dim, T = static_cast<int>(tokens.size());
+  const float scale = gpt2::attention_scale(hd);
+  std::vector<std::vector<float>> k_cache(c.n_layer, std::vector<float>(T * D));  // [seq, d_model]
+  std::vector<std::vector<float>> v_cache = k_cache;
+  std::vector<float> out(static_cast<size_t>(T) * c.vocab);
+
+  // Attention of query rows [first, first + n) against cache rows 0 .. row.
+  auto attend = [&](int layer, const float* q, int first, int n, float* attn) {
+    std::vector<float> scores(T);
+    for (int i = 0; i < n; ++i) {
+      const int pos = first + i;
+      for (int h = 0; h < H; ++h) {
+        const float* q_h = q + i * D + h * hd;
+        for (int j = 0; j <= pos; ++j) {
+          scores[j] = gpt2::dot(q_h, k_cache[layer].data() + j * D + h * hd, hd) * scale;
+        }
+        gpt2::softmax(scores.data(), pos + 1);
+        gpt2::weighted_sum(scores.data(), v_cache[layer].data() + h * hd, pos + 1, D, hd,
+                           attn + i * D + h * hd);
+      }
+    }
+  };
+  // Rows [first, first + n) through the whole model.
+  auto step = [&](int first, int n) {
+    std::vector<int> positions(n);
+    for (int i = 0; i < n; ++i) positions[i] = first + i;
+    std::vector<float> x(n * D), q(n * D), attn(n * D);
+    m.embed(tokens.data() + first, positions.data(), n, x.data());
+    for (int l = 0; l < c.n_layer; ++l) {
+      m.qkv(l, x.data(), n, q.data(), k_cache[l].data() + first * D, v_cache[l].data() + first * D);
+      attend(l, q.data(), first, n, attn.data());
+      m.finish_block(l, attn.data(), n, x.data());
+    }
+    m.logits(x.data(), n, out.data() + static_cast<size_t>(first) * c.vocab);
+  };
+  if (prefill_rows > 0) step(0, prefill_rows);
+  for (int pos = prefill_rows; pos < T; ++pos) step(pos, 1);
+  return out;
+}
+
+std::vector<int> prompt(int n, int vocab) {
+  std::vector<int> t(n);
+  for (int i = 0; i < n; ++i) t[i] = static_cast<int>((i * 7919LL + 13) % vocab);
+  return t;
+}
+
+TEST(determinism, small_model_cached_decode_equals_forward) {
+  const gpt2::Model m = gpt2::Model::synthetic(2, model_test::small_config());
+  const auto tokens = prompt(32, 97);  // the whole context
+  const auto truth = m.forward(tokens);
+  EXPECT_TRUE(same_bits(hand_decode(m, tokens), truth, 97));
+  for (int prefill : {1, 5, 16, 32}) {
+    EXPECT_TRUE(same_bits(hand_decode(m, tokens, prefill), truth, 97)) << "prefill " << prefill;
+  }
+}
+
+TEST(determinism, gpt2_small_cached_decode_equals_forward) {
+  const gpt2::Model& m = model_test::gpt2_small_model();
+  const auto tokens = prompt(6, 50257);
+  const auto truth = m.forward(tokens);
+  EXPECT_TRUE(same_bits(hand_decode(m, tokens), truth, 50257));
+  EXPECT_TRUE(same_bits(hand_decode(m, tokens, 4), truth, 50257)) << "prefill 4";
+  // Not degenerate: the logits of the real-size synthetic model are spread out.
+  const auto [lo, hi] = std::minmax_element(truth.begin(), truth.end());
+  EXPECT_GT(*hi - *lo, 1.0f);
+}
+
+// (a) Each piece on rows alone and on the same rows in batches of several sizes.
+void check_rows_alone_equal_batch(const gpt2::Model& m, const std::vector<int>& batch_sizes) {
+  const gpt2::Config& c = m.config();
+  const int D = c.d_model;
+  const int max_rows = batch_sizes.back();
+  const auto tokens = prompt(max_rows, c.vocab);
+  std::vector<int> positions(max_rows);
+  for (int i = 0; i < max_rows; ++i) positions[i] = (i * 5) % c.n_ctx;
+  // Inputs: embeddings pushed through one block so every row is a realistic residual.
+  std::vector<float> x(max_rows * D), attn(max_rows * D), q(max_rows * D), k(max_rows * D),
+      v(max_rows * D);
+  m.embed(tokens.data(), positions.data(), max_rows, x.data());
+  for (int i = 0; i < max_rows * D; ++i) attn[i] = x[(i * 7) % (max_rows * D)] * 3.0f;
+  m.finish_block(0, attn.data(), max_rows, x.data());
+
+  // Every piece on every row alone.
+  std::vector<float> q1(max_rows * D), k1(max_rows * D), v1(max_rows * D),
+      fb1 = x, lg1(static_cast<size_t>(max_rows) * c.vocab), e1(max_rows * D);
+  for (int r = 0; r < max_rows; ++r) {
+    m.embed(&tokens[r], &positions[r], 1, e1.data() + r * D);
+    m.qkv(c.n_layer - 1, x.data() + r * D, 1, q1.data() + r * D, k1.data() + r * D,
+          v1.data() + r * D);
+    m.finish_block(c.n_layer - 1, attn.data() + r * D, 1, fb1.data() + r * D);
+    m.logits(x.data() + r * D, 1, lg1.data() + static_cast<size_t>(r) * c.vocab);
+  }
+  for (int n : batch_sizes) {
+    std::vector<float> e(n * D), fb(x.begin(), x.begin() + n * D),
+        lg(static_cast<size_t>(n) * c.vocab);
+    m.embed(tokens.data(), positions.data(), n, e.data());
+    m.qkv(c.n_layer - 1, x.data(), n, q.data(), k.data(), v.data());
+    m.finish_block(c.n_layer - 1, attn.data(), n, fb.data());
+    m.logits(x.data(), n, lg.data());
+    auto head = [](const std::vector<float>& a, size_t count) {
+      return std::vector<float>(a.begin(), a.begin() + count);
+    };
+    EXPECT_TRUE(same_bits(e, head(e1, n * D), D)) << "embed, batch " << n;
+    EXPECT_TRUE(same_bits(head(q, n * D), head(q1, n * D), D)) << "q, batch " << n;
+    EXPECT_TRUE(same_bits(head(k, n * D), head(k1, n * D), D)) << "k, batch " << n;
+    EXPECT_TRUE(same_bits(head(v, n * D), head(v1, n * D), D)) << "v, batch " << n;
+    EXPECT_TRUE(same_bits(fb, head(fb1, n * D), D)) << "finish_block, batch " << n;
+    EXPECT_TRUE(same_bits(lg, head(lg1, static_cast<size_t>(n) * c.vocab), c.vocab))
+        << "logits, batch " << n;
+  }
+}
+
+TEST(determinism, small_model_row_alone_equals_row_in_batch) {
+  gpt2::Model m = gpt2::Model::synthetic(3, model_test::small_config());
+  for (int threads : {1, 2}) {
+    m.set_threads(threads);
+    check_rows_alone_equal_batch(m, {1, 2, 3, 7, 16});
+  }
+}
+
+TEST(determinism, gpt2_small_row_alone_equals_row_in_batch) {
+  check_rows_alone_equal_batch(model_test::gpt2_small_model(), {1, 2, 3, 7, 16});
+}
+
+// (b) Any thread count.
+TEST(determinism, small_model_any_thread_count) {
+  gpt2::Model m = gpt2::Model::synthetic(4, model_test::small_config());
+  const auto tokens = prompt(32, 97);
+  m.set_threads(1);
+  const auto one = m.forward(tokens);
+  for (int threads : {2, 3, 4, 7}) {
+    m.set_threads(threads);
+    EXPECT_TRUE(same_bits(m.forward(tokens), one, 97)) << threads << " threads";
+  }
+}
+
+TEST(determinism, gpt2_small_any_thread_count) {
+  gpt2::Model& m = model_test::gpt2_small_model();
+  const int default_threads = m.threads();
+  const auto tokens = prompt(5, 50257);
+  const auto by_default = m.forward(tokens);
+  for (int threads : {1, 2, 3, 4}) {
+    m.set_threads(threads);
+    EXPECT_TRUE(same_bits(m.forward(tokens), by_default, 50257)) << threads << " threads";
+  }
+  m.set_threads(default_threads);
+}
+
+}  // namespace

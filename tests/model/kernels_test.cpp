@@ -1,0 +1,215 @@
+// The matrix product, layer norm and GELU kernels (kernels.hpp) and the multi-dot of the
+// model's attention (detail.hpp): fast paths against the plain loops, bit for bit, and
+// against double arithmetic within 1e-5 relative.
+#include "kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "detail.hpp"
+#include "model_test_helpers.hpp"
+#include "ops.hpp"
+#include "synthetic.hpp"
+#include "threads.hpp"
+
+namespace {
+
+using gpt2::kernels::Epilogue;
+using model_test::same_bits;
+
+std::vector<float> values(uint64_t seed, size_t n, float offset = 0.0f) {
+  std::vector<float> v(n);
+  gpt2::synthetic_fill(seed, 7, gpt2::TensorKind::norm_weight, 0, n, v.data());
+  for (float& x : v) x = (x - 1.0f) * 20.0f + offset;  // roughly N(0, 1)
+  return v;
+}
+
+struct Shape {
+  int rows, n_in, n_out;
+};
+
+// The same weights in both layouts; `panel_storage` keeps the panel copy alive.
+gpt2::kernels::Matrix row_major(const std::vector<float>& w, int n_in, int n_out) {
+  return {w.data(), n_in, n_out, false};
+}
+gpt2::kernels::Matrix panels(const std::vector<float>& w, int n_in, int n_out,
+                             std::vector<float>& panel_storage) {
+  panel_storage.assign(gpt2::kernels::panel_floats(n_in, n_out), -1.0f);
+  gpt2::kernels::to_panels(w.data(), n_in, n_out, panel_storage.data());
+  return {panel_storage.data(), n_in, n_out, true};
+}
+
+class matmul_shapes : public testing::TestWithParam<Shape> {};
+
+TEST_P(matmul_shapes, fast_paths_equal_the_plain_loop_bit_for_bit) {
+  const Shape s = GetParam();
+  const auto x = values(1, static_cast<size_t>(s.rows) * s.n_in);
+  const auto w = values(2, static_cast<size_t>(s.n_in) * s.n_out);
+  const auto b = values(3, s.n_out);
+  const auto y0 = values(4, static_cast<size_t>(s.rows) * s.n_out);
+  std::vector<float> storage;
+  const gpt2::kernels::Matrix rm = row_major(w, s.n_in, s.n_out);
+  const gpt2::kernels::Matrix pm = panels(w, s.n_in, s.n_out, storage);
+  for (Epilogue e : {Epilogue::store, Epilogue::gelu, Epilogue::add}) {
+    for (bool bias : {true, false}) {
+      std::vector<float> want = y0;
+      gpt2::kernels::matmul_plain(x.data(), s.rows, rm, bias ? b.data() : nullptr, want.data(), e);
+      for (const auto& m : {rm, pm}) {
+        std::vector<float> plain = y0;
+        gpt2::kernels::matmul_plain(x.data(), s.rows, m, bias ? b.data() : nullptr, plain.data(),
+                                    e);
+        EXPECT_TRUE(same_bits(plain, want, s.n_out)) << "plain, panels " << m.panels;
+        for (int threads : {1, 2, 3}) {
+          gpt2::ThreadPool pool(threads);
+          std::vector<float> got = y0;
+          gpt2::kernels::matmul(x.data(), s.rows, m, bias ? b.data() : nullptr, got.data(), e,
+                                &pool);
+          EXPECT_TRUE(same_bits(got, want, s.n_out))
+              << "epilogue " << static_cast<int>(e) << ", bias " << bias << ", panels " << m.panels
+              << ", threads " << threads;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(matmul_shapes, agrees_with_double_arithmetic) {
+  const Shape s = GetParam();
+  const auto x = values(5, static_cast<size_t>(s.rows) * s.n_in);
+  const auto w = values(6, static_cast<size_t>(s.n_in) * s.n_out);
+  const auto b = values(7, s.n_out);
+  std::vector<float> got(static_cast<size_t>(s.rows) * s.n_out);
+  gpt2::kernels::matmul(x.data(), s.rows, row_major(w, s.n_in, s.n_out), b.data(), got.data(),
+                        Epilogue::store, nullptr);
+  // Relative to the sum of |terms|: the scale a float sum's rounding error is measured in.
+  for (int r = 0; r < s.rows; ++r) {
+    for (int j = 0; j < s.n_out; ++j) {
+      double sum = b[j], mag = std::fabs(b[j]);
+      for (int k = 0; k < s.n_in; ++k) {
+        const double t =
+            static_cast<double>(x[r * s.n_in + k]) * w[static_cast<size_t>(k) * s.n_out + j];
+        sum += t;
+        mag += std::fabs(t);
+      }
+      ASSERT_LE(std::fabs(got[r * s.n_out + j] - sum), 1e-5 * mag) << r << ", " << j;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(kernels, matmul_shapes,
+                         testing::Values(Shape{1, 16, 48}, Shape{1, 37, 97}, Shape{2, 16, 64},
+                                         Shape{3, 20, 29}, Shape{4, 16, 48}, Shape{5, 33, 17},
+                                         Shape{7, 64, 100}, Shape{16, 16, 97}, Shape{13, 128, 520},
+                                         Shape{1, 8, 5000}, Shape{2, 8, 4100}, Shape{6, 300, 8},
+                                         Shape{25, 48, 7}, Shape{1, 5, 3}),
+                         [](const testing::TestParamInfo<Shape>& info) {
+                           return "rows" + std::to_string(info.param.rows) + "_in" +
+                                  std::to_string(info.param.n_in) + "_out" +
+                                  std::to_string(info.param.n_out);
+                         });
+
+TEST(kernels, panel_layout_puts_each_element_where_documented) {
+  const int n_in = 5, n_out = 70;
+  const auto w = values(20, n_in * n_out);
+  std::vector<float> storage;
+  const auto m = panels(w, n_in, n_out, storage);
+  ASSERT_EQ(storage.size(), 3u * 5 * 32);
+  for (int k = 0; k < n_in; ++k) {
+    for (int j = 0; j < n_out; ++j) {
+      ASSERT_EQ(storage[(j / 32) * n_in * 32 + k * 32 + j % 32], w[k * n_out + j]);
+      ASSERT_EQ(m.at(k, j), w[k * n_out + j]);
+    }
+    for (int j = n_out; j < 96; ++j) ASSERT_EQ(storage[2 * n_in * 32 + k * 32 + j % 32], 0.0f);
+  }
+}
+
+TEST(kernels, matmul_row_alone_equals_row_in_batch) {
+  const int n_in = 96, n_out = 203;
+  const auto w = values(8, static_cast<size_t>(n_in) * n_out);
+  const auto b = values(9, n_out);
+  std::vector<float> storage;
+  gpt2::ThreadPool pool(2);
+  for (const auto& m : {row_major(w, n_in, n_out), panels(w, n_in, n_out, storage)}) {
+    for (int rows : {1, 2, 3, 4, 7, 16, 31}) {
+      const auto x = values(10, static_cast<size_t>(rows) * n_in);
+      std::vector<float> batch(static_cast<size_t>(rows) * n_out);
+      gpt2::kernels::matmul(x.data(), rows, m, b.data(), batch.data(), Epilogue::gelu, &pool);
+      for (int r = 0; r < rows; ++r) {
+        std::vector<float> alone(n_out);
+        gpt2::kernels::matmul(x.data() + r * n_in, 1, m, b.data(), alone.data(), Epilogue::gelu,
+                              &pool);
+        EXPECT_TRUE(same_bits(
+            alone, std::vector<float>(batch.begin() + r * n_out, batch.begin() + (r + 1) * n_out),
+            n_out))
+            << "row " << r << " of " << rows << ", panels " << m.panels;
+      }
+    }
+  }
+}
+
+TEST(kernels, layer_norm_is_the_documented_loop) {
+  const int n = 50;
+  const auto x = values(11, n, 3.0f), w = values(12, n), b = values(13, n);
+  std::vector<float> y(n);
+  gpt2::kernels::layer_norm(x.data(), w.data(), b.data(), n, y.data());
+  float sum = 0.0f;
+  for (float v : x) sum = sum + v;
+  const float mean = sum / 50.0f;
+  float sq = 0.0f;
+  for (float v : x) sq = sq + (v - mean) * (v - mean);
+  const float rstd = 1.0f / std::sqrt(sq / 50.0f + 1e-5f);
+  std::vector<float> want(n);
+  for (int i = 0; i < n; ++i) want[i] = ((x[i] - mean) * rstd) * w[i] + b[i];
+  EXPECT_TRUE(same_bits(y, want, n));
+  // and against double arithmetic
+  double m = 0, v2 = 0;
+  for (float v : x) m += v;
+  m /= n;
+  for (float v : x) v2 += (v - m) * (v - m);
+  v2 /= n;
+  for (int i = 0; i < n; ++i) {
+    const double d = (x[i] - m) / std::sqrt(v2 + 1e-5) * w[i] + b[i];
+    EXPECT_NEAR(y[i], d, 1e-5 * (std::fabs(d) + 1.0));
+  }
+}
+
+TEST(kernels, layer_norm_rows_split_over_threads_is_the_same) {
+  const int rows = 37, n = 24;
+  const auto x = values(14, rows * n), w = values(15, n), b = values(16, n);
+  std::vector<float> one(rows * n), many(rows * n);
+  gpt2::kernels::layer_norm_rows(x.data(), w.data(), b.data(), rows, n, one.data(), nullptr);
+  gpt2::ThreadPool pool(3);
+  gpt2::kernels::layer_norm_rows(x.data(), w.data(), b.data(), rows, n, many.data(), &pool);
+  EXPECT_TRUE(same_bits(one, many, n));
+}
+
+TEST(kernels, gelu_is_the_documented_expression) {
+  for (float x = -8.0f; x < 8.0f; x += 0.01337f) {
+    const float x3 = x * x * x;
+    const float u = 0.7978845608f * (x + 0.044715f * x3);
+    const float want = 0.5f * x * (1.0f + gpt2::tanh(u));
+    const float got = gpt2::kernels::gelu(x);
+    ASSERT_EQ(got, want) << x;
+    const double xd = x;
+    const double ref =
+        0.5 * xd *
+        (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (xd + 0.044715 * xd * xd * xd)));
+    // 1 + tanh(u) cancels for negative x: the float formula's error is relative to ~0.1.
+    ASSERT_NEAR(got, ref, 1e-6 * (std::fabs(ref) + 0.1)) << x;
+  }
+}
+
+TEST(kernels, attention_scores_equal_dot_times_scale) {
+  const int n = 23, stride = 40, dim = 17;
+  const auto q = values(17, dim), k = values(18, n * stride);
+  const float scale = gpt2::attention_scale(dim);
+  std::vector<float> got(n), want(n);
+  gpt2::detail::attention_scores(q.data(), k.data(), n, stride, dim, scale, got.data());
+  for (int j = 0; j < n; ++j) want[j] = gpt2::dot(q.data(), k.data() + j * stride, dim) * scale;
+  EXPECT_TRUE(same_bits(got, want, n));
+}
+
+}  // namespace

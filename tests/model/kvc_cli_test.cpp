@@ -1,0 +1,149 @@
+// kvc as a command: run the built binary, check exit codes, stdout JSON and stderr.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "gpt2.hpp"
+#include "model_test_helpers.hpp"
+#include "safetensors.hpp"
+#include "tensors.hpp"
+
+#ifndef KVC_PATH
+#error "KVC_PATH must name the kvc binary"
+#endif
+
+namespace {
+
+struct KvcRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+KvcRun kvc(const std::string& args) {
+  const std::string out = model_test::temp_path("stdout"), err = model_test::temp_path("stderr");
+  const std::string cmd =
+      std::string("'") + KVC_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  KvcRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+TEST(kvc_cli, logits_prints_json_with_the_last_positions_logits) {
+  const KvcRun r = kvc("logits --synthetic --tokens 464,2068,7586 --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("tokens"), nlohmann::json({464, 2068, 7586}));
+  const auto& logits = j.at("logits");
+  ASSERT_EQ(logits.size(), 50257u);
+  for (const auto& v : logits) ASSERT_TRUE(v.is_number_float()) << v.dump();
+  // (The exact round trip of the printed numbers is checked on the small model below.)
+}
+
+TEST(kvc_cli, all_positions_and_weights_file) {
+  // A small safetensors model: fast, and exercises --weights.
+  const gpt2::Config c = model_test::small_config();
+  const auto tensors = model_test::synthetic_tensors(2, c);
+  std::vector<gpt2::safetensors::F32Tensor> out;
+  for (const auto& spec : gpt2::tensor_specs(c))
+    out.push_back({spec.name, spec.shape, tensors.at(spec.name).data()});
+  const std::string path = model_test::temp_path("small.safetensors");
+  gpt2::safetensors::write_f32(path, out, {{"n_head", "2"}});
+
+  const KvcRun r = kvc("logits --weights '" + path + "' --tokens 1,2,3,4 --all-positions");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& logits = j.at("logits");
+  ASSERT_EQ(logits.size(), 4u);
+  const auto truth = gpt2::Model::synthetic(2, c).forward(std::vector<int>{1, 2, 3, 4});
+  for (size_t p = 0; p < 4; ++p) {
+    ASSERT_EQ(logits[p].size(), 97u);
+    for (size_t v = 0; v < 97; ++v) {
+      ASSERT_EQ(bits_of(logits[p][v].template get<float>()), bits_of(truth[p * 97 + v]));
+    }
+  }
+  // Bad token for this model's vocab (97).
+  const KvcRun bad = kvc("logits --weights '" + path + "' --tokens 1,97");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("token 1 has id 97"), std::string::npos) << bad.err;
+  std::filesystem::remove(path);
+}
+
+TEST(kvc_cli, digest_is_stable_across_thread_counts) {
+  const KvcRun one = kvc("digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 1");
+  const KvcRun two = kvc("digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 2");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(one.out.size(), 17u);  // 16 hex digits and a newline
+  EXPECT_EQ(one.out, two.out);
+}
+
+TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
+  struct Case {
+    std::string args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"logits --synthetic --tokens 464,-1", "token 1 has id -1"},
+      {"logits --synthetic --tokens 50257", "token 0 has id 50257"},
+      {"logits --synthetic --tokens 1,x,3", "'x' is not a whole number"},
+      {"logits --synthetic --tokens ''", "is not a whole number"},
+      {"logits --synthetic --tokens 99999999999", "out of range"},
+      {"logits --synthetic", "--tokens"},
+      {"logits --tokens 1", "--weights FILE or --synthetic"},
+      {"logits --weights /nonexistent/model.safetensors --tokens 1", "cannot open"},
+      {"logits --weights x --synthetic --tokens 1", "excludes"},
+      {"logits --seed 3 --tokens 1", "requires --synthetic"},
+      {"logits --synthetic --tokens 1 --threads 0", "--threads"},
+      {"digest --synthetic --tokens 1,2,-5", "token 2 has id -5"},
+      {"bench --threads 0", "--threads"},
+      {"frobnicate", "subcommand"},
+      {"", "subcommand"},
+  };
+  for (const Case& c : cases) {
+    const KvcRun r = kvc(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\nstderr: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args << "\nstdout: " << r.out;
+  }
+}
+
+TEST(kvc_cli, too_many_tokens_exit_2) {
+  std::string tokens = "1";
+  for (int i = 0; i < 1024; ++i) tokens += ",1";
+  const KvcRun r = kvc("digest --synthetic --tokens " + tokens);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("1025 tokens, more than n_ctx = 1024"), std::string::npos) << r.err;
+}
+
+TEST(kvc_cli, help_exits_0) {
+  const KvcRun r = kvc("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("logits"), std::string::npos);
+  EXPECT_NE(r.out.find("bench"), std::string::npos);
+}
+
+}  // namespace
