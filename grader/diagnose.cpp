@@ -19,4 +19,20 @@ Diagnosis diagnosis(const std::string& id, std::string explanation) {
   throw std::logic_error("unknown diagnosis id " + id);
 }
 
+std::vector<int> shape_row_lengths(const json& rows) {
+  std::vector<int> out;
+  if (!rows.is_array()) return out;
+  for (const auto& r : rows) {
+    if (!r.is_array() || r.size() != 3 || !r[1].is_number_integer()) return {};
+    out.push_back(r[1].get<int>());
+  }
+  return out;
+}
+
+std::string list_text(const std::vector<int>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
 }  // namespace course

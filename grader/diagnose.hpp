@@ -35,6 +35,11 @@ struct KnownMistake {
 const std::vector<KnownMistake>& known_mistakes();
 Diagnosis diagnosis(const std::string& id, std::string explanation);
 
+// Helpers for detectors: the `length` of each [n_heads, length, head_dim] shape row (empty
+// when `rows` is not a list of such rows), and "[2, 0, 1]".
+std::vector<int> shape_row_lengths(const json& rows);
+std::string list_text(const std::vector<int>& values);
+
 // Per stage (diagnose_cache.cpp, diagnose_decode.cpp).
 std::vector<Diagnosis> diagnose_cache_structure(const CaseView& c);
 std::vector<Diagnosis> diagnose_multi_layer_cache(const CaseView& c);

@@ -48,27 +48,11 @@ bool growth_looks_off(int expected, int actual) {
 
 // ---- multi-layer-cache ---------------------------------------------------------------
 
-std::vector<int> row_lengths(const json& rows) {
-  std::vector<int> out;
-  if (!rows.is_array()) return out;
-  for (const auto& r : rows) {
-    if (!r.is_array() || r.size() != 3 || !r[1].is_number_integer()) return {};
-    out.push_back(r[1].get<int>());
-  }
-  return out;
-}
-
 std::vector<int> count_per_layer(const std::vector<int>& appends) {
   std::vector<int> n(12, 0);
   for (int l : appends)
     if (l >= 0 && l < 12) ++n[size_t(l)];
   return n;
-}
-
-std::string list_text(const std::vector<int>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
 }
 
 // Diagnoses that only need the appends and the lengths a ModelCache reports.
@@ -175,15 +159,15 @@ std::vector<Diagnosis> diagnose_multi_layer_cache(const CaseView& c) {
     return v;
   };
   if (in.contains("appends")) {
-    diagnose_lengths(ints(in["appends"]), row_lengths(e.value("rows", json())), row_lengths(c.actual.value("rows", json())), "",
+    diagnose_lengths(ints(in["appends"]), shape_row_lengths(e.value("rows", json())), shape_row_lengths(c.actual.value("rows", json())), "",
                      out);
     return out;
   }
   // A clone case: `before` appends, clone, then appends to each side.
   std::vector<int> before = ints(in.value("before", json())), after_o = ints(in.value("after_original", json())),
                    after_c = ints(in.value("after_clone", json()));
-  std::vector<int> eo = row_lengths(e.value("original", json())), ec = row_lengths(e.value("clone", json()));
-  std::vector<int> ao = row_lengths(c.actual.value("original", json())), ac = row_lengths(c.actual.value("clone", json()));
+  std::vector<int> eo = shape_row_lengths(e.value("original", json())), ec = shape_row_lengths(e.value("clone", json()));
+  std::vector<int> ao = shape_row_lengths(c.actual.value("original", json())), ac = shape_row_lengths(c.actual.value("clone", json()));
   if (ao.size() != 12 || ac.size() != 12 || eo.size() != 12 || ec.size() != 12) return out;
   std::vector<int> nb = count_per_layer(before), no = count_per_layer(after_o), nc = count_per_layer(after_c);
   bool shallow = true, empty_clone = true;

@@ -74,22 +74,6 @@ std::optional<Digest> digest_in(const json& parent, const char* name) {
   }
 }
 
-std::vector<int> lengths(const json& rows) {
-  std::vector<int> out;
-  if (!rows.is_array()) return out;
-  for (const auto& r : rows) {
-    if (!r.is_array() || r.size() != 3 || !r[1].is_number_integer()) return {};
-    out.push_back(r[1].get<int>());
-  }
-  return out;
-}
-
-std::string list_text(const std::vector<int>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // "Close but not bit-equal": every mismatch is a tensor or digest whose differences are
 // below 1e-4 of the tensor's largest value, and at least one difference was measured.
 bool all_close(const std::vector<Mismatch>& mismatches) {
@@ -154,8 +138,8 @@ struct CacheCheck {
 
 CacheCheck check_cache(const json& expected, const json& actual) {
   CacheCheck c;
-  c.expected_len = lengths(expected.value("cache_shapes", json()));
-  c.actual_len = lengths(actual.is_object() ? actual.value("cache_shapes", json()) : json());
+  c.expected_len = shape_row_lengths(expected.value("cache_shapes", json()));
+  c.actual_len = shape_row_lengths(actual.is_object() ? actual.value("cache_shapes", json()) : json());
   c.rows_equal = !c.expected_len.empty() && c.expected_len == c.actual_len;
   auto ek = digest_in(expected, "keys"), ev = digest_in(expected, "values");
   auto ak = tensor_in(actual, "keys"), av = tensor_in(actual, "values");
@@ -359,7 +343,7 @@ std::vector<Diagnosis> diagnose_prefix_reuse(const CaseView& c) {
                             ? a["saved_rows_after_each"]
                             : json::array();
   for (size_t i = 0; i < e_after.size() && i < a_after.size(); ++i) {
-    std::vector<int> el = lengths(e_after[i]), al = lengths(a_after[i]);
+    std::vector<int> el = shape_row_lengths(e_after[i]), al = shape_row_lengths(a_after[i]);
     if (!el.empty() && el != al)
       return {diagnosis("dec.reuse_mutates_saved",
                         "after suffix " + std::to_string(i) + " the saved prefix's layers hold " +
@@ -381,7 +365,7 @@ std::vector<Diagnosis> diagnose_prefix_reuse(const CaseView& c) {
   // Suffix positions: layer 0 of the continued cache, positions after the prefix.
   const int n_prefix = [&] {
     std::vector<int> l =
-        lengths(e.contains("saved") ? e["saved"].value("cache_shapes", json()) : json());
+        shape_row_lengths(e.contains("saved") ? e["saved"].value("cache_shapes", json()) : json());
     return l.empty() ? -1 : l[0];
   }();
   const json& e_cont = e.value("continued", json::array());
