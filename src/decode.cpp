@@ -15,8 +15,9 @@
 //
 // Attention is built from gpt2::dot, gpt2::softmax and gpt2::weighted_sum (model/ops.hpp),
 // scaled by gpt2::attention_scale(64) = 0.125f. model/DETERMINISM.md spells out the loop
-// that gives the reference's numbers bit for bit; std::exp or another summation order
-// gives numbers that are close but not equal, and the grader compares at atol = 0.
+// that gives the reference's numbers bit for bit. Another summation order gives numbers
+// that are close but not equal, and so can std::exp (a libm's exp may round differently
+// from gpt2::exp on some inputs or on another machine); the grader compares at atol = 0.
 //
 // This file leaves out sampling (choosing the next token from the logits) and batching
 // several sequences: one sequence, tokens given.
