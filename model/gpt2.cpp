@@ -190,15 +190,6 @@ std::vector<int> storage_order(const std::vector<TensorSpec>& specs) {
   return order;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 // Element i of a safetensors tensor of dtype F32, F16 or BF16, as float.
 float read_element(const unsigned char* data, const std::string& dtype, size_t i) {
   if (dtype == "F32") {
@@ -381,12 +372,12 @@ Model Model::load_safetensors(const std::string& path) {
   // The config, from the shapes.
   const auto& wte = need("wte.weight");
   if (wte.shape.size() != 2) {
-    throw fail("tensor 'wte.weight': wrong shape " + shape_string(wte.shape) +
+    throw fail("tensor 'wte.weight': wrong shape " + safetensors::shape_string(wte.shape) +
                ", expected [vocab, d_model]");
   }
   const auto& wpe = need("wpe.weight");
   if (wpe.shape.size() != 2 || wpe.shape[1] != wte.shape[1]) {
-    throw fail("tensor 'wpe.weight': wrong shape " + shape_string(wpe.shape) +
+    throw fail("tensor 'wpe.weight': wrong shape " + safetensors::shape_string(wpe.shape) +
                ", expected [n_ctx, " + std::to_string(wte.shape[1]) + "]");
   }
   int64_t n_layer = 0;
@@ -452,8 +443,8 @@ Model Model::load_safetensors(const std::string& path) {
   for (const TensorSpec& spec : specs) {
     const auto& t = need(spec.name);
     if (t.shape != spec.shape) {
-      throw fail("tensor '" + t.name + "': wrong shape " + shape_string(t.shape) + ", expected " +
-                 shape_string(spec.shape));
+      throw fail("tensor '" + t.name + "': wrong shape " + safetensors::shape_string(t.shape) + ", expected " +
+                 safetensors::shape_string(spec.shape));
     }
     if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16") {
       throw fail("tensor '" + t.name + "': unsupported dtype '" + t.dtype +

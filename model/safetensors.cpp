@@ -25,15 +25,6 @@ namespace {
 // The format's own limit on the header size.
 constexpr uint64_t MAX_HEADER_BYTES = 100u * 1024 * 1024;
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 }  // namespace
 
 int64_t TensorInfo::numel() const {
@@ -247,6 +238,15 @@ void write_f32(const std::string& path, const std::vector<F32Tensor>& tensors,
   }
   out.close();
   if (!out) throw ModelError("safetensors file '" + path + "': write failed");
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
 }
 
 }  // namespace gpt2::safetensors

@@ -78,4 +78,7 @@ struct F32Tensor {
 void write_f32(const std::string& path, const std::vector<F32Tensor>& tensors,
                const std::map<std::string, std::string>& metadata = {});
 
+// "[768, 2304]": a shape as error messages print it.
+std::string shape_string(const std::vector<int64_t>& shape);
+
 }  // namespace gpt2::safetensors
