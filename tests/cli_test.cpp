@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include "tensor.hpp"
+#include "wire/tensor.hpp"
 #include "test_support.hpp"
 
 using testing_support::bin;

@@ -1,4 +1,4 @@
-#include "compare.hpp"
+#include "judge/compare.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The autograder formats: Gradescope's results.json and the Exercism test runner
 // interface (version 2), from hand-made results.
-#include "formats.hpp"
+#include "cli/formats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // The learner's progress file: remembered between runs, forgiving when damaged.
-#include "progress.hpp"
+#include "cli/progress.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "stages.hpp"
+#include "judge/stages.hpp"
 #include "test_support.hpp"
 
 using namespace course;

@@ -1,4 +1,4 @@
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

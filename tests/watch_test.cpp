@@ -1,6 +1,6 @@
 // Watch mode's parts: which files count, content snapshots, trimming the compiler's
 // output to the learner's files, running the rebuild, and hints.
-#include "watch.hpp"
+#include "cli/watch.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -142,22 +142,4 @@ TEST(watch, run_build_runs_in_its_own_process_group) {
   long child_group = 0, our_group = 0;
   in >> child_group >> our_group;
   EXPECT_NE(child_group, our_group) << r.output;
-}
-
-TEST(watch, reads_hints_from_the_manifest) {
-  TempDir dir;
-  write_file(dir / "manifest.json",
-             R"({"stages": [{"number": 1, "slug": "cache-structure", "title": "t", "folder": "f",)"
-             R"( "files": ["src/kvcache.cpp"], "hint": "Rows are positions."}]})");
-  EXPECT_EQ(stage_hint(dir / "manifest.json", "cache-structure"), "Rows are positions.");
-  EXPECT_EQ(stage_hint(dir / "manifest.json", "prefill"), "");
-  EXPECT_EQ(stage_hint(dir / "missing.json", "cache-structure"), "");
-  write_file(dir / "broken.json", "{\"stages\": [");
-  EXPECT_EQ(stage_hint(dir / "broken.json", "cache-structure"), "");
-}
-
-TEST(watch, the_course_manifest_has_a_hint_for_every_stage) {
-  fs::path manifest = testing_support::source_dir() / "stages" / "manifest.json";
-  if (!fs::exists(manifest)) GTEST_SKIP() << "no stages/manifest.json yet";
-  for (const Stage& s : stage_table()) EXPECT_FALSE(stage_hint(manifest, s.slug).empty()) << s.slug;
 }

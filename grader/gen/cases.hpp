@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "../tensor.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 

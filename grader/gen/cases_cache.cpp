@@ -5,7 +5,7 @@
 // (append_id counts appends in plan order), so a value in the wrong place, in the wrong
 // cache or in K instead of V shows which mistake moved it. All are integers below 2^24,
 // exact in float32.
-#include "cases.hpp"
+#include "gen/cases.hpp"
 
 namespace course {
 

@@ -16,11 +16,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "../decode_weights.hpp"
-#include "../digest.hpp"
-#include "../runner/bindings.hpp"
-#include "../runner/weights.hpp"
-#include "cases.hpp"
+#include "gen/decode_weights.hpp"
+#include "wire/digest.hpp"
+#include "runner/bindings.hpp"
+#include "runner/weights.hpp"
+#include "gen/cases.hpp"
 
 namespace course {
 

@@ -7,9 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../fixture.hpp"
-#include "../runner/bindings.hpp"
-#include "cases.hpp"
+#include "wire/fixture.hpp"
+#include "runner/bindings.hpp"
+#include "gen/cases.hpp"
 
 namespace fs = std::filesystem;
 using namespace course;

@@ -1,4 +1,4 @@
-#include "bindings.hpp"
+#include "runner/bindings.hpp"
 
 namespace course {
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../tensor.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 

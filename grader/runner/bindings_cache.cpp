@@ -1,7 +1,7 @@
 // Bindings for stages cache-structure and multi-layer-cache.
 #include <string>
 
-#include "bindings.hpp"
+#include "runner/bindings.hpp"
 #include "course/adapters.hpp"
 
 namespace course {

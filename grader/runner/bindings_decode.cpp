@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "bindings.hpp"
+#include "runner/bindings.hpp"
 #include "course/adapters.hpp"
-#include "weights.hpp"
+#include "runner/weights.hpp"
 
 namespace course {
 

@@ -12,8 +12,8 @@
 
 #include <cxxabi.h>
 
-#include "../protocol.hpp"
-#include "bindings.hpp"
+#include "wire/protocol.hpp"
+#include "runner/bindings.hpp"
 #include "course/not_implemented.hpp"
 
 namespace {

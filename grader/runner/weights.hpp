@@ -6,7 +6,7 @@
 // (synthetic GPT-2 small weights, model/DETERMINISM.md "Synthetic weights").
 #pragma once
 
-#include "../tensor.hpp"
+#include "wire/tensor.hpp"
 #include "gpt2.hpp"
 
 namespace course {

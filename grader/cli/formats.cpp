@@ -1,8 +1,8 @@
-#include "formats.hpp"
+#include "cli/formats.hpp"
 
 #include <sstream>
 
-#include "report.hpp"
+#include "cli/report.hpp"
 
 namespace course {
 

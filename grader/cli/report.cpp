@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "cli/report.hpp"
 
 #include <cstdio>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "fixture.hpp"
+#include "wire/fixture.hpp"
 
 #include <zlib.h>
 

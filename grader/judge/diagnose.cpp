@@ -1,4 +1,4 @@
-#include "diagnose.hpp"
+#include "judge/diagnose.hpp"
 
 #include <stdexcept>
 

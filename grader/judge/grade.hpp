@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compare.hpp"
-#include "diagnose.hpp"
-#include "stages.hpp"
+#include "judge/compare.hpp"
+#include "judge/diagnose.hpp"
+#include "judge/stages.hpp"
 
 namespace course {
 

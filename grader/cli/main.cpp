@@ -15,15 +15,12 @@
 #include <iostream>
 #include <thread>
 
-#include "formats.hpp"
-#include "process.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "watch.hpp"
+#include "cli/formats.hpp"
+#include "sandbox/process.hpp"
+#include "cli/progress.hpp"
+#include "cli/report.hpp"
+#include "cli/watch.hpp"
 
-#ifndef KVCOURSE_SOURCE_DIR
-#define KVCOURSE_SOURCE_DIR "."
-#endif
 #ifndef KVCOURSE_BINARY_DIR
 #define KVCOURSE_BINARY_DIR ""
 #endif
@@ -46,7 +43,7 @@ constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2;
 
 struct Cli {
   std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
-  std::string fixtures_dir = std::string(KVCOURSE_SOURCE_DIR) + "/fixtures";
+  std::string fixtures_dir = (course_root() / "fixtures").string();
   bool all = false, list = false;
   double timeout_s = 5.0;
   // The learner's loop.
@@ -139,7 +136,7 @@ std::vector<fs::path> watch_folders(const Cli& cli) {
   std::vector<fs::path> folders;
   for (const std::string& d : cli.watch_dirs) folders.push_back(fs::absolute(d).lexically_normal());
   if (folders.empty()) {
-    const fs::path root = KVCOURSE_SOURCE_DIR;
+    const fs::path root = course_root();
     if (cli.impl == "reference")
       folders = {root / "reference"};
     else
@@ -176,7 +173,7 @@ class Output {
 
 void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--stage,-s", cli.stage_slug, "Grade one stage, by slug (see --list)");
-  app.add_flag("--all", cli.all, "Grade every available stage");
+  app.add_flag("--all", cli.all, "Grade every stage");
   app.add_flag("--list", cli.list, "List the stages with your progress");
   app.add_option("--impl", cli.impl, "Whose code: learner (src/, adapters/) or reference")
       ->check(CLI::IsMember({"learner", "reference"}));
@@ -220,14 +217,11 @@ std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progre
   std::vector<const Stage*> todo;
   if (cli.all) {
     if (!cli.stage_slug.empty()) error = "give --stage or --all, not both";
-    for (const Stage& s : stage_table())
-      if (s.available) todo.push_back(&s);
+    for (const Stage& s : stage_table()) todo.push_back(&s);
   } else if (!cli.stage_slug.empty()) {
     const Stage* s = find_stage(cli.stage_slug);
     if (!s)
       error = "unknown stage \"" + cli.stage_slug + "\". Stages: " + stage_slugs();
-    else if (!s->available)
-      error = "stage " + s->slug + " is not available yet";
     else
       todo.push_back(s);
   } else {
@@ -250,6 +244,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    return kExitUsage;
+  }
+
+  try {
+    stage_table();  // the course's stage list: nothing works without it
+  } catch (const CourseError& e) {
+    std::cerr << "grader: the course is broken: " << e.what() << "\n";
     return kExitUsage;
   }
 
@@ -276,7 +277,7 @@ int main(int argc, char** argv) {
   std::vector<const Stage*> todo = stages_to_grade(cli, progress, track_progress, usage_error);
   if (!usage_error.empty()) return output.error(usage_error);
   if (todo.empty()) {
-    std::cout << "Every available stage passes. `grader --all` grades them again.\n";
+    std::cout << "Every stage passes. `grader --all` grades them again.\n";
     return kExitPass;
   }
 
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
     WatchOptions w;
     w.stage = todo.front();
     w.folders = watch_folders(cli);
-    w.display_root = KVCOURSE_SOURCE_DIR;
+    w.display_root = course_root();
     w.rebuild_command = rebuild_command(cli);
     w.quick_rebuild_command = quick_rebuild_command(cli);
     w.grade = options;
@@ -309,7 +310,6 @@ int main(int argc, char** argv) {
     w.max_rounds = cli.max_rounds;
     w.track_progress = track_progress;
     w.progress_file = progress_file;
-    w.manifest = fs::path(KVCOURSE_SOURCE_DIR) / "stages" / "manifest.json";
     w.style = style;
     w.clear_screen = ::isatty(STDOUT_FILENO);
     return run_watch(w);

@@ -1,21 +1,17 @@
-#include "progress.hpp"
+#include "cli/progress.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
-#include "stages.hpp"
-#include "tensor.hpp"
-
-#ifndef KVCOURSE_SOURCE_DIR
-#define KVCOURSE_SOURCE_DIR "."
-#endif
+#include "judge/stages.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 
 std::filesystem::path Progress::default_file() {
   if (const char* env = std::getenv("KVCOURSE_PROGRESS"); env && *env) return env;
-  return std::filesystem::path(KVCOURSE_SOURCE_DIR) / ".grader" / "progress.json";
+  return course_root() / ".grader" / "progress.json";
 }
 
 Progress Progress::load(const std::filesystem::path& file) {
@@ -53,14 +49,14 @@ std::string Progress::state(const std::string& slug) const {
 
 const Stage* Progress::first_unpassed() const {
   for (const Stage& s : stage_table())
-    if (s.available && state(s.slug) != "passed") return &s;
+    if (state(s.slug) != "passed") return &s;
   return nullptr;
 }
 
 void print_stage_list(std::ostream& out, const Progress& progress) {
   const Stage* next = progress.first_unpassed();
   for (const Stage& s : stage_table()) {
-    std::string state = s.available ? progress.state(s.slug) : "not available yet";
+    std::string state = progress.state(s.slug);
     char line[160];
     std::snprintf(line, sizeof line, "%d  %-20s %-28s %s", s.number, s.slug.c_str(),
                   s.title.c_str(), state.c_str());

@@ -1,6 +1,6 @@
-#include "grade.hpp"
+#include "judge/grade.hpp"
 
-#include "process.hpp"
+#include "sandbox/process.hpp"
 
 namespace course {
 

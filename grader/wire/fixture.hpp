@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 

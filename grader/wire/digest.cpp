@@ -1,4 +1,4 @@
-#include "digest.hpp"
+#include "wire/digest.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 #include <unistd.h>
 

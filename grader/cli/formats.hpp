@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "grade.hpp"
+#include "judge/grade.hpp"
 
 namespace course {
 

@@ -13,8 +13,8 @@
 #include <cmath>
 #include <optional>
 
-#include "diagnose.hpp"
-#include "digest.hpp"
+#include "judge/diagnose.hpp"
+#include "wire/digest.hpp"
 
 namespace course {
 

@@ -1,6 +1,6 @@
-#include "compare.hpp"
+#include "judge/compare.hpp"
 
-#include "digest.hpp"
+#include "wire/digest.hpp"
 
 #include <algorithm>
 #include <charconv>

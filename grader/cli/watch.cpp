@@ -1,4 +1,4 @@
-#include "watch.hpp"
+#include "cli/watch.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,9 +16,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "process.hpp"
-#include "progress.hpp"
-#include "tensor.hpp"
+#include "sandbox/process.hpp"
+#include "cli/progress.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 
@@ -240,21 +240,6 @@ BuildResult run_build(const std::string& shell_command) {
   result.ok = result.exit_code == 0;
   result.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   return result;
-}
-
-// ---------------------------------------------------------------------------------------
-// Hints.
-
-std::string stage_hint(const fs::path& manifest, const std::string& slug) {
-  std::ifstream in(manifest);
-  if (!in) return "";
-  try {
-    json j = json::parse(in);
-    for (const json& s : j.at("stages"))
-      if (s.value("slug", "") == slug) return s.value("hint", "");
-  } catch (const std::exception&) {
-  }
-  return "";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -507,10 +492,8 @@ class Session {
                 << paint("1;32", "Stage " + std::to_string(stage_->number) + " (" + stage_->slug +
                                      ") passes.");
       const Stage* next = next_stage_after(stage_);
-      if (next && next->available)
+      if (next)
         std::cout << " Press n for stage " << next->number << ", " << next->slug << ".";
-      else if (next)
-        std::cout << " Stage " << next->number << " (" << next->slug << ") is not available yet.";
       else
         std::cout << " That was the last stage.";
       std::cout << "\n";
@@ -554,18 +537,12 @@ class Session {
       std::cout << "\nStage " << stage_->number << " is the last stage." << std::endl;
       return;
     }
-    if (!next->available) {
-      std::cout << "\nStage " << next->number << " (" << next->slug << ") is not available yet."
-                << std::endl;
-      return;
-    }
     stage_ = next;
     round("Stage " + std::to_string(stage_->number) + ", " + stage_->slug);
   }
 
   void show_hint() {
-    std::string hint = stage_hint(o_.manifest, stage_->slug);
-    if (hint.empty()) hint = "No hint for this stage (stages/manifest.json has none).";
+    const std::string& hint = stage_->hint;
     std::cout << "\n"
               << paint("33", "Hint for stage " + std::to_string(stage_->number) + ": ") << hint
               << "\n"

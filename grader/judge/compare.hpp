@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "digest.hpp"
-#include "tensor.hpp"
+#include "wire/digest.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 

@@ -1,4 +1,4 @@
-#include "process.hpp"
+#include "sandbox/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 namespace course {
 

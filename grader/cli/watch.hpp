@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "grade.hpp"
-#include "report.hpp"
+#include "judge/grade.hpp"
+#include "cli/report.hpp"
 
 namespace course {
 
@@ -51,10 +51,6 @@ BuildResult run_build(const std::string& shell_command);
 void stop_active_build();
 void restore_terminal();
 
-// A stage's hint from stages/manifest.json ({"stages": [{"slug", "hint", ...}]}); empty
-// when the manifest or the hint is missing.
-std::string stage_hint(const std::filesystem::path& manifest, const std::string& slug);
-
 struct WatchOptions {
   const Stage* stage = nullptr;                // the stage graded first
   std::vector<std::filesystem::path> folders;  // watched recursively (src/, adapters/)
@@ -71,7 +67,6 @@ struct WatchOptions {
   std::chrono::milliseconds poll_interval{300};
   bool track_progress = false;  // record verdicts in progress_file
   std::filesystem::path progress_file;
-  std::filesystem::path manifest;  // stages/manifest.json, for hints
   TextStyle style;
   bool clear_screen = false;  // stdout is a terminal
 };

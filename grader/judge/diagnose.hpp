@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compare.hpp"
-#include "fixture.hpp"
+#include "judge/compare.hpp"
+#include "wire/fixture.hpp"
 
 namespace course {
 

@@ -21,8 +21,8 @@ struct Progress {
   void save(const std::filesystem::path& file) const;  // best effort: never fails the grading
   std::string state(const std::string& slug) const;    // "passed", "failing" or "not run"
 
-  // The first available stage not passed yet (what `grader` with no arguments grades);
-  // null when every available stage passes.
+  // The first stage not passed yet (what `grader` with no arguments grades); null when
+  // every stage passes.
   const Stage* first_unpassed() const;
 };
 

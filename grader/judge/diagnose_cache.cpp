@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "diagnose.hpp"
+#include "judge/diagnose.hpp"
 
 namespace course {
 

@@ -3,7 +3,7 @@
 // builds the model once, before the first case (grader/runner/weights.hpp).
 #pragma once
 
-#include "tensor.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <vector>
 
-#include "grade.hpp"
+#include "judge/grade.hpp"
 
 namespace course {
 

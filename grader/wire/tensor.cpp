@@ -1,4 +1,4 @@
-#include "tensor.hpp"
+#include "wire/tensor.hpp"
 
 #include <charconv>
 #include <cmath>

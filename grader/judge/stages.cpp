@@ -1,0 +1,111 @@
+#include "judge/stages.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#ifndef KVCOURSE_SOURCE_DIR
+#define KVCOURSE_SOURCE_DIR "."
+#endif
+
+namespace course {
+
+namespace {
+
+constexpr std::uintmax_t kMaxManifestBytes = 1 << 20;
+
+// Each stage's detectors of known mistakes, by slug (diagnose_*.cpp).
+Diagnoser diagnoser_for(const std::string& slug) {
+  static const std::map<std::string, Diagnoser> by_slug = {
+      {"cache-structure", diagnose_cache_structure},
+      {"multi-layer-cache", diagnose_multi_layer_cache},
+      {"one-token", diagnose_one_token},
+      {"prefill", diagnose_prefill},
+      {"prefix-reuse", diagnose_prefix_reuse},
+  };
+  auto it = by_slug.find(slug);
+  return it == by_slug.end() ? nullptr : it->second;
+}
+
+std::string text_field(const json& stage, const char* name, const std::string& where) {
+  if (!stage.contains(name) || !stage[name].is_string() || stage[name].get<std::string>().empty())
+    throw CourseError(where + ": \"" + name + "\" must be a non-empty string");
+  return stage[name].get<std::string>();
+}
+
+Stage parse_stage(const json& j, int number, const std::string& where) {
+  if (!j.is_object()) throw CourseError(where + " is not an object");
+  Stage s;
+  s.number = number;
+  s.slug = text_field(j, "slug", where);
+  s.title = text_field(j, "title", where);
+  s.folder = text_field(j, "folder", where);
+  s.hint = text_field(j, "hint", where);
+  if (!j.contains("files") || !j["files"].is_array() || j["files"].empty())
+    throw CourseError(where + ": \"files\" must be a non-empty list of paths");
+  for (const json& f : j["files"]) {
+    if (!f.is_string()) throw CourseError(where + ": \"files\" holds a value that is not a path");
+    s.files.push_back(f.get<std::string>());
+  }
+  if (j.contains("setup")) {
+    if (!j["setup"].is_object()) throw CourseError(where + ": \"setup\" must be an object");
+    s.setup = j["setup"];
+  }
+  s.diagnose = diagnoser_for(s.slug);
+  return s;
+}
+
+}  // namespace
+
+std::filesystem::path course_root() {
+  if (const char* env = std::getenv("KVCOURSE_ROOT"); env && *env) return env;
+  return KVCOURSE_SOURCE_DIR;
+}
+
+std::vector<Stage> load_stage_table(const std::filesystem::path& manifest) {
+  const std::string name = manifest.string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(manifest, ec))
+    throw CourseError(name + ": missing (or not a regular file); the course's stage list lives there");
+  if (std::filesystem::file_size(manifest, ec) > kMaxManifestBytes)
+    throw CourseError(name + ": larger than 1 MB; not a stage list");
+  std::ifstream in(manifest, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::exception& e) {
+    throw CourseError(name + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!doc.is_object() || !doc.contains("stages") || !doc["stages"].is_array() || doc["stages"].empty())
+    throw CourseError(name + ": needs a non-empty \"stages\" list");
+  std::vector<Stage> stages;
+  for (size_t i = 0; i < doc["stages"].size(); ++i) {
+    Stage s = parse_stage(doc["stages"][i], int(i) + 1, name + ": stages[" + std::to_string(i) + "]");
+    for (const Stage& earlier : stages)
+      if (earlier.slug == s.slug) throw CourseError(name + ": stage \"" + s.slug + "\" is listed twice");
+    stages.push_back(std::move(s));
+  }
+  return stages;
+}
+
+const std::vector<Stage>& stage_table() {
+  static const std::vector<Stage> stages = load_stage_table(course_root() / "stages" / "manifest.json");
+  return stages;
+}
+
+const Stage* find_stage(const std::string& slug) {
+  for (const auto& s : stage_table())
+    if (s.slug == slug) return &s;
+  return nullptr;
+}
+
+std::string stage_slugs() {
+  std::string s;
+  for (const auto& st : stage_table()) s += (s.empty() ? "" : ", ") + st.slug;
+  return s;
+}
+
+}  // namespace course

@@ -1,0 +1,80 @@
+// The stage table: read from stages/manifest.json, the one place the course's stages are
+// listed, and checked on load.
+#include <gtest/gtest.h>
+
+#include "judge/stages.hpp"
+#include "test_support.hpp"
+
+using course::CourseError;
+using course::load_stage_table;
+using testing_support::source_dir;
+using testing_support::TempDir;
+using testing_support::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kStage =
+    R"({"slug": "cache-structure", "title": "One layer", "folder": "01-cache-structure",)"
+    R"( "files": ["src/kvcache.cpp"], "hint": "Rows are positions."})";
+
+std::string load_error(const std::string& manifest_text) {
+  TempDir dir;
+  write_file(dir / "manifest.json", manifest_text);
+  try {
+    load_stage_table(dir / "manifest.json");
+  } catch (const CourseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(stages, numbers_stages_in_manifest_order_and_keeps_their_fields) {
+  TempDir dir;
+  write_file(dir / "manifest.json",
+             std::string(R"({"stages": [)") + kStage +
+                 R"(, {"slug": "prefill", "title": "Prefill", "folder": "04-prefill",)"
+                 R"( "files": ["src/decode.cpp"], "hint": "Mask.", "setup": {"weights": {"seed": 1}}}]})");
+  auto stages = load_stage_table(dir / "manifest.json");
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].number, 1);
+  EXPECT_EQ(stages[0].slug, "cache-structure");
+  EXPECT_EQ(stages[0].hint, "Rows are positions.");
+  EXPECT_EQ(stages[0].files, std::vector<std::string>{"src/kvcache.cpp"});
+  EXPECT_TRUE(stages[0].setup.empty());
+  EXPECT_EQ(stages[1].number, 2);
+  EXPECT_EQ(stages[1].setup["weights"]["seed"], 1);
+  EXPECT_NE(stages[0].diagnose, nullptr);
+}
+
+TEST(stages, a_broken_manifest_is_an_error_naming_the_file_and_field) {
+  EXPECT_NE(load_error("{\"stages\": [").find("manifest.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(load_error("{\"stages\": []}").find("non-empty \"stages\""), std::string::npos);
+  EXPECT_NE(load_error(R"({"stages": [{"slug": "a", "title": "t", "folder": "f", "files": ["x"]}]})")
+                .find("stages[0]: \"hint\" must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(load_error(std::string(R"({"stages": [)") + kStage + ", " + kStage + "]}")
+                .find("\"cache-structure\" is listed twice"),
+            std::string::npos);
+  TempDir dir;
+  try {
+    load_stage_table(dir / "missing.json");
+    ADD_FAILURE() << "a missing manifest loaded";
+  } catch (const CourseError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.json: missing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(stages, every_stage_of_the_course_has_its_lesson_fixtures_files_and_detectors) {
+  const auto& table = course::stage_table();
+  ASSERT_FALSE(table.empty());
+  for (const auto& s : table) {
+    EXPECT_TRUE(fs::exists(source_dir() / "stages" / s.folder / "lesson.md")) << s.folder;
+    EXPECT_TRUE(fs::is_directory(source_dir() / "fixtures" / s.slug)) << s.slug;
+    for (const auto& f : s.files) EXPECT_TRUE(fs::exists(source_dir() / f)) << s.slug << ": " << f;
+    EXPECT_NE(s.diagnose, nullptr) << s.slug;
+    EXPECT_EQ(s.folder.substr(0, 3), (s.number < 10 ? "0" : "") + std::to_string(s.number) + "-") << s.folder;
+  }
+}
