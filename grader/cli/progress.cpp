@@ -1,13 +1,22 @@
 #include "cli/progress.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "judge/stages.hpp"
-#include "wire/tensor.hpp"
+#include "wire/fixture.hpp"
+#include "wire/json_bounded.hpp"
 
 namespace course {
+
+namespace {
+
+constexpr size_t kMaxProgressBytes = 1 << 20;  // a few hundred bytes in use
+
+}  // namespace
 
 std::filesystem::path Progress::default_file() {
   if (const char* env = std::getenv("KVCOURSE_PROGRESS"); env && *env) return env;
@@ -16,10 +25,8 @@ std::filesystem::path Progress::default_file() {
 
 Progress Progress::load(const std::filesystem::path& file) {
   Progress p;
-  std::ifstream in(file);
-  if (!in) return p;
   try {
-    json j = json::parse(in);
+    json j = parse_json_bounded(read_regular_file(file, kMaxProgressBytes), JsonLimits{}, file.string());
     for (auto it = j.at("stages").begin(); it != j.at("stages").end(); ++it)
       if (it.value().is_string()) p.status[it.key()] = it.value().get<std::string>();
   } catch (const std::exception&) {
@@ -28,18 +35,44 @@ Progress Progress::load(const std::filesystem::path& file) {
   return p;
 }
 
-void Progress::save(const std::filesystem::path& file) const {
+namespace {
+
+// One line on stderr, the first time only: a grader that cannot remember progress still
+// grades, and says so once rather than after every stage or every save in watch mode.
+void warn_once(const std::filesystem::path& file, const std::string& why) {
+  static bool warned = false;
+  if (warned) return;
+  warned = true;
+  std::fprintf(stderr, "grader: warning: cannot write the progress file %s (%s); grading goes on, but "
+               "progress is not remembered\n", file.c_str(), why.c_str());
+}
+
+}  // namespace
+
+bool Progress::save(const std::filesystem::path& file) const {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   json j = {{"stages", status}};
   std::filesystem::path tmp = file;
   tmp += ".tmp";
   {
+    errno = 0;
     std::ofstream out(tmp);
-    if (!out) return;
-    out << j.dump(2) << "\n";
+    if (out) out << j.dump(2) << "\n";
+    if (!out) {
+      const int err = errno;
+      std::filesystem::remove(tmp, ec);
+      warn_once(file, err ? std::strerror(err) : "write failed");
+      return false;
+    }
   }
   std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    warn_once(file, ec.message());
+    std::filesystem::remove(tmp, ec);
+    return false;
+  }
+  return true;
 }
 
 std::string Progress::state(const std::string& slug) const {
