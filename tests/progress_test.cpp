@@ -2,6 +2,7 @@
 #include "cli/progress.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <sstream>
@@ -87,4 +88,16 @@ TEST(progress, an_unwritable_file_gives_one_warning_and_saving_goes_on) {
       << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "once per run: " << err;
   EXPECT_TRUE(p.save(dir / "progress.json")) << "a good file still saves";
+}
+
+TEST(progress, a_fifo_in_the_way_is_refused_without_blocking) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "progress.json.tmp").c_str(), 0600), 0);
+  Progress p;
+  p.status["prefill"] = "failing";
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(p.save(dir / "progress.json"));
+  testing::internal::GetCapturedStderr();
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  EXPECT_TRUE(Progress::load(dir / "fifo.json").status.empty()) << "read without waiting for a writer";
 }

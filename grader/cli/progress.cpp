@@ -1,10 +1,13 @@
 #include "cli/progress.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "judge/stages.hpp"
 #include "wire/fixture.hpp"
@@ -47,24 +50,47 @@ void warn_once(const std::filesystem::path& file, const std::string& why) {
                "progress is not remembered\n", file.c_str(), why.c_str());
 }
 
+// Writes `text` to a new regular file at `path`. Opened without blocking: a FIFO left
+// at that name fails at once (ENXIO) instead of waiting for a reader.
+bool write_new_file(const std::filesystem::path& path, const std::string& text, std::string& why) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (!ok) why = "not a regular file";
+  for (size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      why = std::strerror(errno);
+      ok = false;
+    } else {
+      done += size_t(n);
+    }
+  }
+  if (::close(fd) != 0 && ok) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  return ok;
+}
+
 }  // namespace
 
 bool Progress::save(const std::filesystem::path& file) const {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  json j = {{"stages", status}};
+  const json j = {{"stages", status}};
   std::filesystem::path tmp = file;
   tmp += ".tmp";
-  {
-    errno = 0;
-    std::ofstream out(tmp);
-    if (out) out << j.dump(2) << "\n";
-    if (!out) {
-      const int err = errno;
-      std::filesystem::remove(tmp, ec);
-      warn_once(file, err ? std::strerror(err) : "write failed");
-      return false;
-    }
+  std::string why;
+  if (!write_new_file(tmp, j.dump(2) + "\n", why)) {
+    std::filesystem::remove(tmp, ec);
+    warn_once(file, why);
+    return false;
   }
   std::filesystem::rename(tmp, file, ec);
   if (ec) {

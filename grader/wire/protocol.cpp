@@ -62,10 +62,10 @@ std::optional<std::string> read_message(int fd) {
   uint32_t n = decode_length(header);
   if (n > kMaxMessageBytes) throw std::runtime_error("message length " + std::to_string(n) + " is too large");
   // Grown as the bytes arrive, never to the announced length up front: a length prefix
-  // alone must not cost a gigabyte.
+  // alone must not cost a gigabyte (64 KiB more per read).
   std::string payload;
   while (payload.size() < n) {
-    const size_t have = payload.size(), chunk = std::min<size_t>(n - have, size_t(1) << 20);
+    const size_t have = payload.size(), chunk = std::min<size_t>(n - have, size_t(64) << 10);
     payload.resize(have + chunk);
     if (read_all(fd, payload.data() + have, chunk) < chunk) throw std::runtime_error("message truncated");
   }
