@@ -8,6 +8,7 @@
 //   bad_what    an exception whose "what" is an object
 //   big_float   an output whose values are tensors of 1e300 (beyond float32)
 //   escapes     prints terminal escape sequences, then throws with one in its message
+//   list_output an output that is a list where an object is expected
 //
 // A request's "id", when it has one, is echoed, so the answer reaches the grader's parsing.
 #include <cstdio>
@@ -27,6 +28,7 @@ std::string answer_body(const std::string& mode) {
   if (mode == "bad_what") return R"("status": "exception", "type": "std::logic_error", "what": {"x": 1})";
   if (mode == "big_float")
     return R"("status": "ok", "output": {"caches": [{"keys": {"shape": [1], "dtype": "float32", "data": [1e300]}}]})";
+  if (mode == "list_output") return R"("status": "ok", "output": [1])";
   if (mode == "escapes") {
     std::printf("\x1b[2J\x1b]0;owned\x07plain text\n");
     std::fflush(stdout);

@@ -291,6 +291,8 @@ TEST(grader_cli, hostile_answers_fail_their_case_with_the_cause) {
       {"huge_number", "the runner's answer: holds a number too large for a double"},
       {"bad_status", "the runner's answer: has no string \"status\""},
       {"bad_what", "the runner's answer: has a \"what\" or \"type\" that is not a string"},
+      // Found by fuzz_answer: a detector of this stage threw on it, and the grader exited 2.
+      {"list_output", "expected an object, got [1]"},
   };
   for (const auto& [mode, words] : modes) {
     auto r = run(hostile_answer(mode, "", state));

@@ -36,4 +36,12 @@ Answer parse_answer(const std::string& frame) {
   return a;
 }
 
+std::vector<Diagnosis> diagnose_answer(Diagnoser diagnose, const CaseView& view) {
+  try {
+    return diagnose(view);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 }  // namespace course

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "judge/diagnose.hpp"
 #include "wire/json_bounded.hpp"
 
 namespace course {
@@ -22,5 +24,9 @@ struct Answer {
 };
 
 Answer parse_answer(const std::string& frame);
+
+// The stage's diagnoses of a failed case. A detector that trips on an answer it did not
+// foresee (throws) gives none: the case has failed already, and the grading goes on.
+std::vector<Diagnosis> diagnose_answer(Diagnoser diagnose, const CaseView& view);
 
 }  // namespace course
