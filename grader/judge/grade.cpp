@@ -88,7 +88,7 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   }
   r.status = CaseStatus::failed;
   r.message = r.mismatches.front().path + ": " + r.mismatches.front().summary;
-  if (stage.diagnose) r.diagnoses = stage.diagnose(CaseView{fx, actual, r.mismatches});
+  if (stage.diagnose) r.diagnoses = diagnose_answer(stage.diagnose, CaseView{fx, actual, r.mismatches});
 }
 
 }  // namespace
