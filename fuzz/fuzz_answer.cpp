@@ -1,10 +1,11 @@
 // Fuzz target: a runner's answer, through what the grader does with it (grade.cpp's
 // judge): parse_answer, then, for an "ok" answer, compare_outputs against a fixture's
-// expected output and the stage's diagnoses. The first byte picks the case; the rest is
-// the answer's JSON. Nothing here may throw or trip a sanitizer: the answer comes from
-// the code under test.
+// expected output and the stage's diagnoses (diagnose_answer). The first byte picks the
+// case; the rest is the answer's JSON. Nothing here may throw or trip a sanitizer: the
+// answer comes from the code under test.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!answer.problem.empty() || answer.status != "ok" || !answer.document.contains("output")) return 0;
   const course::json& actual = answer.document["output"];
   const std::vector<course::Mismatch> mismatches = course::compare_outputs(c.fixture.expected, actual);
-  if (!mismatches.empty()) (void)c.diagnose(course::CaseView{c.fixture, actual, mismatches});
+  if (mismatches.empty()) return 0;
+  const course::CaseView view{c.fixture, actual, mismatches};
+  // As grade.cpp does; with KVCOURSE_FUZZ_STRICT=1, a detector that throws is a finding too.
+  static const bool strict = std::getenv("KVCOURSE_FUZZ_STRICT") != nullptr;
+  (void)(strict ? c.diagnose(view) : course::diagnose_answer(c.diagnose, view));
   return 0;
 }

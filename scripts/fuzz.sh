@@ -61,10 +61,12 @@ max_len() {
   esac
 }
 
-# run TARGET: fuzzes it for $seconds; its exit status is the fuzzer's.
+# run TARGET: fuzzes it for $seconds; its exit status is the fuzzer's. The targets that
+# read JSON text mutate it with fuzz/json.dict's tokens too.
 run() {
-  local t="$1"
-  "$build/bin/fuzz_$t" "$build/corpus/$t" -max_total_time="$seconds" -max_len="$(max_len "$t")" \
+  local t="$1" dict=()
+  [[ "$t" == fixture_gz || "$t" == frames ]] || dict=(-dict="$root/fuzz/json.dict")
+  "$build/bin/fuzz_$t" "$build/corpus/$t" "${dict[@]}" -max_total_time="$seconds" -max_len="$(max_len "$t")" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$build/findings/$t/" \
     >"$build/logs/$t.log" 2>&1
 }
