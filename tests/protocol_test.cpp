@@ -16,16 +16,17 @@ namespace {
 size_t g_largest_allocation = 0;
 }
 
-void* operator new(size_t n) {
+// (Not inlined: GCC would then see free() meet a pointer from `new` and warn.)
+[[gnu::noinline]] void* operator new(size_t n) {
   g_largest_allocation = std::max(g_largest_allocation, n);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void* operator new[](size_t n) { return operator new(n); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 TEST(protocol, messages_cross_a_pipe_whole) {
   int fds[2];
