@@ -12,9 +12,10 @@
 # fuzzer finds interesting are kept in build-fuzz/corpus/ for the next run; the committed
 # seeds are never written.
 #
-# Time: from a clean build folder on 2 cores, about 90 s of build and 3 x SECONDS of
-# fuzzing; with the default 20 s, about 2.5 minutes in all. Needs clang and its
-# libFuzzer runtime (Debian: clang, libclang-rt-14-dev), installed here if missing.
+# Time: from a clean build folder, the build takes about 110 CPU-seconds (about 1 minute
+# on 2 idle cores; later runs rebuild only what changed), then 3 x SECONDS of fuzzing:
+# with the default 20 s, about 2.5 minutes in all. Needs clang and its libFuzzer runtime
+# (Debian: clang, libclang-rt-14-dev), installed here if missing.
 #
 # Usage: scripts/fuzz.sh [SECONDS]     (JOBS=N sets build jobs, default 2)
 set -euo pipefail
