@@ -87,7 +87,8 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
     return;
   }
   r.status = CaseStatus::failed;
-  r.message = r.mismatches.front().path + ": " + r.mismatches.front().summary;
+  const Mismatch& first = r.mismatches.front();
+  r.message = first.path.empty() ? first.summary : first.path + ": " + first.summary;  // "" is the whole output
   if (stage.diagnose) r.diagnoses = diagnose_answer(stage.diagnose, CaseView{fx, actual, r.mismatches});
 }
 
