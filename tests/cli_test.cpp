@@ -292,7 +292,7 @@ TEST(grader_cli, hostile_answers_fail_their_case_with_the_cause) {
       {"bad_status", "the runner's answer: has no string \"status\""},
       {"bad_what", "the runner's answer: has a \"what\" or \"type\" that is not a string"},
       // Found by fuzz_answer: a detector of this stage threw on it, and the grader exited 2.
-      {"list_output", "expected an object, got [1]"},
+      {"list_output", "FAIL 01-no-appends"},
   };
   for (const auto& [mode, words] : modes) {
     auto r = run(hostile_answer(mode, "", state));
@@ -300,6 +300,8 @@ TEST(grader_cli, hostile_answers_fail_their_case_with_the_cause) {
     EXPECT_TRUE(contains(r.output, words)) << mode << ":\n" << r.output;
     EXPECT_TRUE(contains(r.output, "0 of 8 cases pass.")) << mode << ":\n" << r.output;
   }
+  auto listed = run(hostile_answer("list_output", "--case 01-no-appends", state));
+  EXPECT_TRUE(contains(listed.output, "\n         expected an object, got [1]\n")) << listed.output;
   auto r = run(hostile_answer("deep", "--format json", state), false);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NO_THROW(course::json::parse(r.output)) << r.output.substr(0, 2000);
