@@ -11,7 +11,9 @@
 //
 // File::open maps the whole file read-only (mmap) and checks every header entry: that the
 // offsets lie inside the data area and that end - begin equals the element count times
-// the dtype's size. Every problem is a gpt2::ModelError whose message starts with the
+// the dtype's size; that no name or key appears twice; and, as the reference
+// implementation requires, that the tensors' byte ranges tile the data area exactly (no
+// overlap, no gap, nothing after the last). Every problem is a gpt2::ModelError whose message starts with the
 // file's path and names the tensor and what is wrong; a bad file is never a crash.
 #pragma once
 
@@ -37,8 +39,12 @@ struct TensorInfo {
 
 class File {
  public:
-  // Maps and checks a file; throws gpt2::ModelError.
+  // Maps and checks a file; throws gpt2::ModelError. The file is opened without blocking
+  // and must be a regular file (a FIFO or a directory is refused at once).
   static File open(const std::string& path);
+  // The same checks on a whole file's bytes held in memory; `name` stands for the path in
+  // messages (for tests and the fuzz target).
+  static File from_bytes(std::string bytes, const std::string& name);
 
   const std::string& path() const;
   // In the order of the JSON header.
@@ -52,8 +58,9 @@ class File {
   File& operator=(File&&) noexcept;
   ~File();
 
+  struct Impl;  // opaque; public so that the reading steps in safetensors.cpp can fill it
+
  private:
-  struct Impl;
   explicit File(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -2,6 +2,8 @@
 # Installs the Debian packages the course needs, if any is missing. Idempotent: when
 # everything is there it only checks, and installs nothing.
 #   scripts/deps.sh [extra-package ...]
+# Extras the scripts ask for: clang (determinism-check.sh); clang libclang-rt-14-dev
+# (fuzz.sh: libFuzzer's runtime, which apt only recommends with clang).
 set -euo pipefail
 
 packages=(g++ make cmake nlohmann-json3-dev libcli11-dev zlib1g-dev libgtest-dev "$@")

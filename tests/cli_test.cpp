@@ -2,6 +2,9 @@
 // test crashes, hangs, exits, throws or prints.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "wire/tensor.hpp"
 #include "test_support.hpp"
@@ -153,4 +156,184 @@ TEST(grader_cli, json_results_survive_output_that_is_not_utf8) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   course::json j = course::json::parse(r.output);
   EXPECT_NE(j["stages"][0]["cases"][1]["output"].get<std::string>().find("hello from the learner"), std::string::npos);
+}
+
+// ---- Malformed course inputs and answers: exit 2 naming the file, or a failed case
+// naming the cause; never a crash, a hang or a raw library message.
+
+namespace {
+
+// A copy of one stage's committed fixtures in a temporary fixtures folder.
+struct StageCopy {
+  TempDir root;
+  std::string slug;
+  explicit StageCopy(const std::string& stage) : slug(stage) {
+    std::filesystem::copy(testing_support::source_dir() / "fixtures" / slug, root / slug,
+                          std::filesystem::copy_options::recursive);
+  }
+  std::filesystem::path file(const std::string& name) const { return root / slug / name; }
+  course::json read(const std::string& name) const { return course::json::parse(testing_support::read_file(file(name))); }
+  void write(const std::string& name, const std::string& text) const { testing_support::write_file(file(name), text); }
+};
+
+// Grades the copy with the reference: the result when the copy is broken.
+testing_support::CommandResult grade_copy(const StageCopy& copy, const TempDir& state) {
+  return run(grader("--impl reference --stage " + copy.slug + " --fixtures " + copy.root.path().string(), state));
+}
+
+void expect_broken_course(const StageCopy& copy, const std::string& file, const std::string& words) {
+  TempDir state;
+  auto r = grade_copy(copy, state);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "the course is broken: " + copy.file(file).string() + ": ")) << r.output;
+  EXPECT_TRUE(contains(r.output, words)) << r.output;
+  EXPECT_FALSE(contains(r.output, "[json.exception")) << r.output;
+  EXPECT_FALSE(contains(r.output, "PASS")) << "nothing is graded: " << r.output;
+}
+
+// The sample's text with `field` replaced by raw JSON text (which may be invalid).
+std::string with_field(course::json j, const std::string& field, const std::string& value_text) {
+  j[field] = "@@";
+  std::string text = j.dump();
+  return text.replace(text.find("\"@@\""), 4, value_text);
+}
+
+}  // namespace
+
+TEST(grader_cli, a_fixture_nested_100000_deep_is_a_broken_course) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "02-lesson-example.json";
+  copy.write(name, with_field(copy.read(name), "expected", std::string(100000, '[') + std::string(100000, ']')));
+  expect_broken_course(copy, name, "is nested deeper than 64 levels");
+}
+
+TEST(grader_cli, a_gzip_bomb_is_a_broken_course) {
+  StageCopy copy("multi-layer-cache");
+  // 80 MB of spaces after the fixture's text: valid JSON, 80 KB on disk.
+  std::filesystem::remove(copy.file("03-every-layer-once.json"));
+  const auto bomb = copy.file("03-every-layer-once.json.gz");
+  auto r = run("{ cat " + copy.file("02-lesson-example.json").string() + "; head -c 80000000 /dev/zero | tr '\\0' ' '; } | gzip -9 > " +
+               bomb.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_broken_course(copy, "03-every-layer-once.json.gz", "inflates to more than 67108864 bytes");
+}
+
+TEST(grader_cli, a_number_beyond_double_is_a_broken_course) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "04-one-layer-many.json";
+  copy.write(name, with_field(copy.read(name), "extra", "1e400"));
+  expect_broken_course(copy, name, "holds a number too large for a double");
+}
+
+TEST(grader_cli, a_wrong_typed_field_is_a_broken_course) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "05-uneven.json";
+  copy.write(name, with_field(copy.read(name), "checks", "{\"a\": 1}"));
+  expect_broken_course(copy, name, "\"checks\" must be a string");
+}
+
+TEST(grader_cli, format_version_out_of_range_is_a_broken_course) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "01-no-appends.json";
+  copy.write(name, with_field(copy.read(name), "format_version", "4294967297"));
+  expect_broken_course(copy, name, "has format_version 4294967297 but this grader reads version 1");
+}
+
+TEST(grader_cli, an_element_count_overflow_is_a_broken_course) {
+  StageCopy copy("cache-structure");
+  const std::string name = "02-one-append.json";
+  course::json j = copy.read(name);
+  j["expected"]["caches"][0]["keys"] = {{"shape", {uint64_t(1) << 32, uint64_t(1) << 32}}, {"dtype", "float32"}, {"data", course::json::array()}};
+  copy.write(name, j.dump());
+  expect_broken_course(copy, name, "expected.caches[0].keys: tensor shape [4294967296, 4294967296] holds more than");
+}
+
+TEST(grader_cli, an_unknown_adapter_is_a_broken_course_not_a_failed_case) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "06-clone-then-diverge.json";
+  course::json j = copy.read(name);
+  j["adapter"] = "run_model_cache_klone";
+  copy.write(name, j.dump());
+  expect_broken_course(copy, name, "adapter \"run_model_cache_klone\" is not one the runners serve");
+}
+
+TEST(grader_cli, a_malformed_input_is_a_broken_course_not_a_failed_case) {
+  StageCopy copy("multi-layer-cache");
+  const std::string name = "05-uneven.json";
+  course::json j = copy.read(name);
+  j["input"]["appends"] = {0, 4294967297};  // an int would read layer 1
+  copy.write(name, j.dump());
+  expect_broken_course(copy, name, "input.appends[1]: must be a whole number from 0 to 11, not 4294967297");
+}
+
+TEST(grader_cli, a_fifo_or_a_directory_named_json_is_a_broken_course_and_nothing_blocks) {
+  StageCopy copy("multi-layer-cache");
+  ASSERT_EQ(::mkfifo(copy.file("09-pipe.json").c_str(), 0600), 0);
+  expect_broken_course(copy, "09-pipe.json", "is a FIFO (named pipe), not a fixture file");
+  std::filesystem::remove(copy.file("09-pipe.json"));
+  std::filesystem::create_directory(copy.file("09-folder.json"));
+  expect_broken_course(copy, "09-folder.json", "is a directory, not a fixture file");
+}
+
+namespace {
+
+std::string hostile_answer(const std::string& mode, const std::string& extra, const TempDir& state) {
+  return "KVCOURSE_ANSWER=" + mode + " " +
+         grader("--runner " + bin("answer-runner") + " --stage multi-layer-cache " + extra, state);
+}
+
+}  // namespace
+
+TEST(grader_cli, hostile_answers_fail_their_case_with_the_cause) {
+  TempDir state;
+  const std::pair<const char*, const char*> modes[] = {
+      {"deep", "the runner's answer: is nested deeper than 64 levels"},
+      {"huge_number", "the runner's answer: holds a number too large for a double"},
+      {"bad_status", "the runner's answer: has no string \"status\""},
+      {"bad_what", "the runner's answer: has a \"what\" or \"type\" that is not a string"},
+      // Found by fuzz_answer: a detector of this stage threw on it, and the grader exited 2.
+      {"list_output", "FAIL 01-no-appends"},
+  };
+  for (const auto& [mode, words] : modes) {
+    auto r = run(hostile_answer(mode, "", state));
+    EXPECT_EQ(r.exit_code, 1) << mode << ":\n" << r.output;
+    EXPECT_TRUE(contains(r.output, words)) << mode << ":\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "0 of 8 cases pass.")) << mode << ":\n" << r.output;
+  }
+  auto listed = run(hostile_answer("list_output", "--case 01-no-appends", state));
+  EXPECT_TRUE(contains(listed.output, "\n         expected an object, got [1]\n")) << listed.output;
+  auto r = run(hostile_answer("deep", "--format json", state), false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NO_THROW(course::json::parse(r.output)) << r.output.substr(0, 2000);
+}
+
+TEST(grader_cli, an_answer_beyond_float32_is_a_named_mismatch) {
+  TempDir state;
+  auto r = run("KVCOURSE_ANSWER=big_float " +
+               grader("--runner " + bin("answer-runner") + " --stage cache-structure --case 01-empty", state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "outside float32's range")) << r.output;
+}
+
+TEST(grader_cli, terminal_escapes_in_the_learners_output_are_shown_escaped) {
+  TempDir state;
+  auto r = run(hostile_answer("escapes", "--case 01-no-appends", state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << "a raw ESC reached the terminal";
+  EXPECT_EQ(r.output.find('\x07'), std::string::npos) << "a raw BEL reached the terminal";
+  EXPECT_TRUE(contains(r.output, "[runner] \\x1b[2J\\x1b]0;owned\\x07plain text")) << r.output;
+  EXPECT_TRUE(contains(r.output, "threw std::runtime_error: \\x1b[31mred\\x1b[0m")) << r.output;
+}
+
+TEST(grader_cli, an_unwritable_progress_file_warns_once_and_grading_goes_on) {
+  TempDir state;
+  testing_support::write_file(state / "not-a-folder", "a file");
+  const std::string progress = (state / "not-a-folder" / "progress.json").string();
+  auto r = run("KVCOURSE_PROGRESS=" + progress + " NO_COLOR=1 " + bin("grader") + " --stage multi-layer-cache");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "0 of 8 cases pass.")) << r.output;
+  size_t warnings = 0;
+  for (size_t at = 0; (at = r.output.find("cannot write the progress file", at)) != std::string::npos; ++at) ++warnings;
+  EXPECT_EQ(warnings, 1u) << r.output;
+  EXPECT_TRUE(contains(r.output, "grader: warning: cannot write the progress file " + progress)) << r.output;
 }

@@ -1,5 +1,7 @@
 #include "judge/compare.hpp"
 
+#include "judge/answer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,4 +96,67 @@ TEST(compare, list_length_and_int_shape) {
   auto m2 = compare_outputs(e, {{"caches", json::array()}});
   ASSERT_EQ(m2.size(), 1u);
   EXPECT_EQ(m2[0].summary, "expected 2 entries, got 0");
+}
+
+namespace {
+
+json nested_arrays(int depth) {
+  json j = 1;
+  for (int i = 0; i < depth; ++i) j = json::array({std::move(j)});
+  return j;
+}
+
+}  // namespace
+
+TEST(compare, short_json_of_a_document_100000_deep_is_short_and_safe) {
+  const json deep = {{"plan", nested_arrays(100000)}};
+  const std::string s = short_json(deep);
+  EXPECT_LE(s.size(), 160u);
+  EXPECT_NE(s.find("[...]"), std::string::npos) << s;
+  EXPECT_LE(short_json(json(std::string(1 << 20, 'x'))).size(), 160u);
+  EXPECT_EQ(short_json(json::parse(R"({"t": {"shape": [12, 3, 64], "dtype": "float32"}, "n": 3})")),
+            R"({"n": 3, "t": <float32 [12, 3, 64]>})");
+}
+
+TEST(compare, an_answer_100000_deep_is_compared_without_recursing_into_it) {
+  const json expected = {{"caches", {{{"n", 1}}}}, {"rows", {{12, 1, 64}}}};
+  const json actual = {{"caches", {nested_arrays(100000)}}, {"rows", nested_arrays(100000)}};
+  const auto m = compare_outputs(expected, actual);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].path, "caches[0]");
+  EXPECT_LT(m[0].summary.size(), 300u);
+  EXPECT_EQ(m[1].path, "rows");
+  EXPECT_LT(m[1].detail.size(), 2000u);
+}
+
+TEST(compare, a_long_list_of_rows_is_shown_in_part) {
+  json rows = json::array();
+  for (int i = 0; i < 100000; ++i) rows.push_back({12, 1, 64});
+  const auto m = compare_outputs({{"rows", {{12, 1, 64}}}}, {{"rows", rows}});
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].summary, "expected 1 shape rows, got 100000");
+  EXPECT_NE(m[0].detail.find("... and 99995 more rows"), std::string::npos) << m[0].detail;
+  EXPECT_TRUE(m[0].data["actual"].is_string()) << "not copied whole into the results";
+}
+
+TEST(compare, a_number_beyond_float32_is_a_mismatch_not_undefined) {
+  const auto m = compare_outputs({{"x", 1.5}}, {{"x", 1e300}});
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].summary.find("beyond float32's range"), std::string::npos) << m[0].summary;
+}
+
+TEST(compare, answers_are_parsed_with_limits_and_named_problems) {
+  EXPECT_EQ(parse_answer(R"({"status": "ok", "output": {"n": 1}})").problem, "");
+  EXPECT_EQ(parse_answer(R"({"status": "ok", "output": {"n": 1}})").document["output"]["n"], 1);
+  const std::string deep = R"({"status": "ok", "output": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(parse_answer(deep).problem, "the runner's answer: is nested deeper than 64 levels of arrays and objects");
+  EXPECT_NE(parse_answer(R"({"status": "ok", "output": [1e400]})").problem.find("too large for a double"),
+            std::string::npos);
+  EXPECT_NE(parse_answer("{\"status\": ").problem.find("is not valid JSON"), std::string::npos);
+  EXPECT_NE(parse_answer("[1]").problem.find("is not a JSON object"), std::string::npos);
+  EXPECT_NE(parse_answer(R"({"status": 5})").problem.find("has no string \"status\""), std::string::npos);
+  EXPECT_NE(parse_answer(R"({"status": "exception", "type": 1})").problem.find("\"type\""), std::string::npos);
+  const Answer long_what = parse_answer(R"({"status": "exception", "what": ")" + std::string(100000, 'w') + "\"}");
+  EXPECT_EQ(long_what.problem, "");
+  EXPECT_LT(long_what.what.size(), kMaxAnswerText + 20);
 }

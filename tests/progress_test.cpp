@@ -2,7 +2,9 @@
 #include "cli/progress.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "judge/stages.hpp"
@@ -68,4 +70,34 @@ TEST(progress, list_shows_states_and_marks_the_next_stage) {
   EXPECT_NE(second.find("multi-layer-cache"), std::string::npos) << text;
   EXPECT_NE(second.find("not run"), std::string::npos) << text;
   EXPECT_NE(second.find("<- next"), std::string::npos) << text;
+}
+
+TEST(progress, an_unwritable_file_gives_one_warning_and_saving_goes_on) {
+  TempDir dir;
+  write_file(dir / "a-file", "not a folder");
+  Progress p;
+  p.status["cache-structure"] = "passed";
+  testing::internal::CaptureStderr();
+  const bool first = p.save(dir / "a-file" / "progress.json");
+  const bool second = p.save(dir / "a-file" / "other.json");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(first);
+  EXPECT_FALSE(second);
+  EXPECT_NE(err.find("grader: warning: cannot write the progress file " + (dir / "a-file" / "progress.json").string()),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "once per run: " << err;
+  EXPECT_TRUE(p.save(dir / "progress.json")) << "a good file still saves";
+}
+
+TEST(progress, a_fifo_in_the_way_is_refused_without_blocking) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "progress.json.tmp").c_str(), 0600), 0);
+  Progress p;
+  p.status["prefill"] = "failing";
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(p.save(dir / "progress.json"));
+  testing::internal::GetCapturedStderr();
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  EXPECT_TRUE(Progress::load(dir / "fifo.json").status.empty()) << "read without waiting for a writer";
 }

@@ -3,9 +3,30 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <stdexcept>
 
 using namespace course;
+
+// The largest single allocation since the last reset: this test binary replaces the
+// global operator new to watch what read_message asks for.
+namespace {
+size_t g_largest_allocation = 0;
+}
+
+// (Not inlined: GCC would then see free() meet a pointer from `new` and warn.)
+[[gnu::noinline]] void* operator new(size_t n) {
+  g_largest_allocation = std::max(g_largest_allocation, n);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void* operator new[](size_t n) { return operator new(n); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 TEST(protocol, messages_cross_a_pipe_whole) {
   int fds[2];
@@ -46,4 +67,23 @@ TEST(protocol, reader_flags_oversized_length) {
   r.feed(huge, 4);
   EXPECT_TRUE(r.oversized());
   EXPECT_FALSE(r.complete());
+}
+
+TEST(protocol, a_huge_length_with_few_bytes_is_truncated_not_allocated) {
+  // Found by fuzz_frames: a 514 MB length prefix and nothing behind it made read_message
+  // allocate the announced length before reading a byte.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const char frame[] = {char(0x70), char(0x5c), char(0x22), char(0x20), 'x', 'y'};
+  ASSERT_EQ(write(fds[1], frame, sizeof frame), ssize_t(sizeof frame));
+  close(fds[1]);
+  g_largest_allocation = 0;
+  try {
+    read_message(fds[0]);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "message truncated");
+  }
+  EXPECT_LE(g_largest_allocation, size_t(2) << 20) << "allocated for bytes that never came";
+  close(fds[0]);
 }

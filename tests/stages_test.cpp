@@ -1,6 +1,7 @@
 // The stage table: read from stages/manifest.json, the one place the course's stages are
 // listed, and checked on load.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "judge/stages.hpp"
 #include "test_support.hpp"
@@ -36,7 +37,7 @@ TEST(stages, numbers_stages_in_manifest_order_and_keeps_their_fields) {
   write_file(dir / "manifest.json",
              std::string(R"({"stages": [)") + kStage +
                  R"(, {"slug": "prefill", "title": "Prefill", "folder": "04-prefill",)"
-                 R"( "files": ["src/decode.cpp"], "hint": "Mask.", "setup": {"weights": {"seed": 1}}}]})");
+                 R"( "files": ["src/decode.cpp"], "hint": "Mask.", "setup": {"weights": {"kind": "synthetic", "config": "gpt2-small", "seed": 1}}}]})");
   auto stages = load_stage_table(dir / "manifest.json");
   ASSERT_EQ(stages.size(), 2u);
   EXPECT_EQ(stages[0].number, 1);
@@ -50,7 +51,7 @@ TEST(stages, numbers_stages_in_manifest_order_and_keeps_their_fields) {
 }
 
 TEST(stages, a_broken_manifest_is_an_error_naming_the_file_and_field) {
-  EXPECT_NE(load_error("{\"stages\": [").find("manifest.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(load_error("{\"stages\": [").find("manifest.json: is not valid JSON"), std::string::npos);
   EXPECT_NE(load_error("{\"stages\": []}").find("non-empty \"stages\""), std::string::npos);
   EXPECT_NE(load_error(R"({"stages": [{"slug": "a", "title": "t", "folder": "f", "files": ["x"]}]})")
                 .find("stages[0]: \"hint\" must be a non-empty string"),
@@ -77,4 +78,33 @@ TEST(stages, every_stage_of_the_course_has_its_lesson_fixtures_files_and_detecto
     EXPECT_NE(s.diagnose, nullptr) << s.slug;
     EXPECT_EQ(s.folder.substr(0, 3), (s.number < 10 ? "0" : "") + std::to_string(s.number) + "-") << s.folder;
   }
+}
+
+TEST(stages, a_manifest_nested_100000_deep_or_with_a_huge_number_is_named_not_a_crash) {
+  const std::string deep = std::string(R"({"stages": [)") + kStage + R"(], "x": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  EXPECT_NE(load_error(deep).find("manifest.json: is nested deeper than 64 levels"), std::string::npos);
+  const std::string huge = std::string(R"({"stages": [)") + kStage + R"(], "x": 1e400})";
+  EXPECT_NE(load_error(huge).find("manifest.json: holds a number too large for a double"), std::string::npos);
+}
+
+TEST(stages, a_setup_no_runner_can_prepare_is_named) {
+  const std::string bad = std::string(R"({"stages": [)") + kStage + R"(]})";
+  std::string with_setup = bad;
+  with_setup.insert(with_setup.rfind("}]"), R"(, "setup": {"weights": {"seed": 1}})");
+  EXPECT_NE(load_error(with_setup).find("stages[0]: \"setup\": weights: has no \"kind\""), std::string::npos)
+      << load_error(with_setup);
+}
+
+TEST(stages, a_manifest_that_is_a_fifo_or_a_folder_is_refused_at_once) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "manifest.json").c_str(), 0600), 0);
+  try {
+    load_stage_table(dir / "manifest.json");
+    ADD_FAILURE() << "a FIFO manifest loaded";
+  } catch (const CourseError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO (named pipe), not a regular file"), std::string::npos) << e.what();
+  }
+  fs::create_directory(dir / "folder.json");
+  EXPECT_THROW(load_stage_table(dir / "folder.json"), CourseError);
 }

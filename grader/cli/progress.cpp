@@ -1,13 +1,25 @@
 #include "cli/progress.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 
 #include "judge/stages.hpp"
-#include "wire/tensor.hpp"
+#include "wire/fixture.hpp"
+#include "wire/json_bounded.hpp"
 
 namespace course {
+
+namespace {
+
+constexpr size_t kMaxProgressBytes = 1 << 20;  // a few hundred bytes in use
+
+}  // namespace
 
 std::filesystem::path Progress::default_file() {
   if (const char* env = std::getenv("KVCOURSE_PROGRESS"); env && *env) return env;
@@ -16,10 +28,8 @@ std::filesystem::path Progress::default_file() {
 
 Progress Progress::load(const std::filesystem::path& file) {
   Progress p;
-  std::ifstream in(file);
-  if (!in) return p;
   try {
-    json j = json::parse(in);
+    json j = parse_json_bounded(read_regular_file(file, kMaxProgressBytes), JsonLimits{}, file.string());
     for (auto it = j.at("stages").begin(); it != j.at("stages").end(); ++it)
       if (it.value().is_string()) p.status[it.key()] = it.value().get<std::string>();
   } catch (const std::exception&) {
@@ -28,18 +38,67 @@ Progress Progress::load(const std::filesystem::path& file) {
   return p;
 }
 
-void Progress::save(const std::filesystem::path& file) const {
+namespace {
+
+// One line on stderr, the first time only: a grader that cannot remember progress still
+// grades, and says so once rather than after every stage or every save in watch mode.
+void warn_once(const std::filesystem::path& file, const std::string& why) {
+  static bool warned = false;
+  if (warned) return;
+  warned = true;
+  std::fprintf(stderr, "grader: warning: cannot write the progress file %s (%s); grading goes on, but "
+               "progress is not remembered\n", file.c_str(), why.c_str());
+}
+
+// Writes `text` to a new regular file at `path`. Opened without blocking: a FIFO left
+// at that name fails at once (ENXIO) instead of waiting for a reader.
+bool write_new_file(const std::filesystem::path& path, const std::string& text, std::string& why) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (!ok) why = "not a regular file";
+  for (size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      why = std::strerror(errno);
+      ok = false;
+    } else {
+      done += size_t(n);
+    }
+  }
+  if (::close(fd) != 0 && ok) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool Progress::save(const std::filesystem::path& file) const {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  json j = {{"stages", status}};
+  const json j = {{"stages", status}};
   std::filesystem::path tmp = file;
   tmp += ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return;
-    out << j.dump(2) << "\n";
+  std::string why;
+  if (!write_new_file(tmp, j.dump(2) + "\n", why)) {
+    std::filesystem::remove(tmp, ec);
+    warn_once(file, why);
+    return false;
   }
   std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    warn_once(file, ec.message());
+    std::filesystem::remove(tmp, ec);
+    return false;
+  }
+  return true;
 }
 
 std::string Progress::state(const std::string& slug) const {

@@ -18,7 +18,9 @@ struct Progress {
   static std::filesystem::path default_file();
   static Progress load(
       const std::filesystem::path& file);  // a missing or unreadable file is empty progress
-  void save(const std::filesystem::path& file) const;  // best effort: never fails the grading
+  // Best effort: never fails the grading. When the file cannot be written, one warning
+  // line goes to stderr (the first time in the process only) and save returns false.
+  bool save(const std::filesystem::path& file) const;
   std::string state(const std::string& slug) const;    // "passed", "failing" or "not run"
 
   // The first stage not passed yet (what `grader` with no arguments grades); null when

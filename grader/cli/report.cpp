@@ -22,6 +22,24 @@ std::string indent_lines(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+// The length of the UTF-8 sequence starting at text[i], or 0 when it is not one (overlong
+// forms, surrogates and code points beyond U+10FFFF are not).
+size_t utf8_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  const unsigned c = byte(0);
+  const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return byte(k) >= lo && byte(k) <= hi; };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const bool second = c == 0xe0 ? cont(1, 0xa0) : c == 0xed ? cont(1, 0x80, 0x9f) : cont(1);
+    return second && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const bool second = c == 0xf0 ? cont(1, 0x90) : c == 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
+    return second && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
 std::string seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fs", s);
@@ -30,23 +48,52 @@ std::string seconds(double s) {
 
 }  // namespace
 
+std::string visible_controls(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  char buf[8];
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+      out += char(c);
+      ++i;
+      continue;
+    }
+    const size_t len = c < 0x80 ? 0 : utf8_length(text, i);
+    if (len == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));  // a C1 control
+      out += buf;
+      i += 2;
+    } else if (len > 0) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);  // a C0 control, DEL, or a byte that is not UTF-8
+      out += buf;
+      ++i;
+    }
+  }
+  return out;
+}
+
 // What the code under test printed during a case: shown, labelled, never interpreted.
 void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
   if (c.output.empty()) return;
   out << indent << "printed by the code under test:\n";
-  out << indent_lines(c.output, indent + style.output_label + " ");
+  out << indent_lines(visible_controls(c.output), indent + style.output_label + " ");
   if (c.output_truncated) out << indent << style.output_label << " ... (more output was cut)\n";
 }
 
 void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
   Paint paint{style.color};
-  out << indent << "checks: " << c.checks << "\n";
-  out << indent << "input:  " << c.input_summary << "\n";
-  out << indent << paint("31", c.message) << "\n";
+  // The message and the differences quote the code under test's answer: shown, never obeyed.
+  out << indent << "checks: " << visible_controls(c.checks) << "\n";
+  out << indent << "input:  " << visible_controls(c.input_summary) << "\n";
+  out << indent << paint("31", visible_controls(c.message)) << "\n";
   for (size_t i = 0; i < c.mismatches.size(); ++i) {
     const Mismatch& m = c.mismatches[i];
-    if (i > 0) out << indent << m.path << ": " << m.summary << "\n";
-    if (!m.detail.empty() && i < 2) out << indent_lines(m.detail, indent);
+    if (i > 0) out << indent << visible_controls(m.path + ": " + m.summary) << "\n";
+    if (!m.detail.empty() && i < 2) out << indent_lines(visible_controls(m.detail), indent);
     if (i == 3 && c.mismatches.size() > 4) {
       out << indent << "... and " << (c.mismatches.size() - 4) << " more differences\n";
       break;
@@ -66,7 +113,7 @@ void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& 
     bool ok = c.status == CaseStatus::passed;
     std::string mark = ok ? paint("32", "  PASS ") : paint("31", "  FAIL ");
     char name[128];
-    std::snprintf(name, sizeof name, "%-34s", c.name.c_str());
+    std::snprintf(name, sizeof name, "%-34s", visible_controls(c.name).c_str());
     out << mark << name << " " << seconds(c.seconds) << "\n";
     if (!ok) print_case_failure(out, c, style);
     print_case_output(out, c, style);

@@ -15,6 +15,13 @@ struct TextStyle {
 
 void print_stage_text(std::ostream& out, const StageResult& result, const TextStyle& style);
 
+// `text` with its control characters made visible, so that what the code under test
+// printed (or put in an exception's message) cannot move the cursor, recolour or retitle
+// the terminal: C0 controls other than newline and tab, and DEL, become \x1b-style escapes;
+// C1 controls (U+0080 .. U+009F) become \u009b; bytes that are not UTF-8 become \xff.
+// (A backslash the code printed itself is shown as it is.)
+std::string visible_controls(const std::string& text);
+
 // The parts of one case's report, each line starting with `indent`: why a case failed
 // (what it checks, its input, the message, the first differences, the likely mistakes),
 // and what the code under test printed, labelled.

@@ -1,6 +1,7 @@
 #include "judge/compare.hpp"
 
 #include "wire/digest.hpp"
+#include "wire/json_bounded.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -38,14 +39,11 @@ bool is_shape_rows(const json& j) {
   return true;
 }
 
-std::string row_text(const json& row) {
-  if (!row.is_array()) return row.dump();
-  std::string s = "[";
-  for (size_t i = 0; i < row.size(); ++i) s += (i ? ", " : "") + row[i].dump();
-  return s + "]";
-}
+// "[12, 3, 64]": a list of plain values on one line, cut after a few entries.
+std::string row_text(const json& row) { return row.is_array() ? json_excerpt(row, 60) : short_json(row, 60); }
 
-void compare_into(const std::string& path, const json& expected, const json& actual, std::vector<Mismatch>& out) {
+void compare_into(const std::string& path, const json& expected, const json& actual, int depth,
+                  std::vector<Mismatch>& out) {
   auto add = [&](std::string summary) {
     Mismatch m;
     m.path = path;
@@ -53,6 +51,9 @@ void compare_into(const std::string& path, const json& expected, const json& act
     m.data = {{"path", path}, {"summary", m.summary}};
     out.push_back(std::move(m));
   };
+  // Both documents come through parse_json_bounded; this guard keeps the recursion
+  // bounded for any caller.
+  if (depth > kMaxJsonDepth) return add("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels; not compared");
   if (is_digest(expected)) {
     if (!is_tensor(actual)) return add("expected a tensor, got " + short_json(actual));
     Tensor a;
@@ -93,7 +94,7 @@ void compare_into(const std::string& path, const json& expected, const json& act
         out.push_back(std::move(m));
         continue;
       }
-      compare_into(child, it.value(), actual[it.key()], out);
+      compare_into(child, it.value(), actual[it.key()], depth + 1, out);
     }
     return;
   }
@@ -107,11 +108,12 @@ void compare_into(const std::string& path, const json& expected, const json& act
     if (expected.size() != actual.size())
       return add("expected " + std::to_string(expected.size()) + " entries, got " + std::to_string(actual.size()));
     for (size_t i = 0; i < expected.size(); ++i)
-      compare_into(path + "[" + std::to_string(i) + "]", expected[i], actual[i], out);
+      compare_into(path + "[" + std::to_string(i) + "]", expected[i], actual[i], depth + 1, out);
     return;
   }
-  if (expected.is_number_float() && actual.is_number()) {
-    float e = expected.get<float>(), a = actual.get<float>();
+  float e, a;
+  if (expected.is_number_float() && json_to_float(expected, e) && actual.is_number()) {
+    if (!json_to_float(actual, a)) return add("expected " + shortest(e) + ", got " + short_json(actual) + ", beyond float32's range");
     if (!same(e, a)) add("expected " + format_float(e, a) + ", got " + format_float(a, e));
     return;
   }
@@ -145,31 +147,37 @@ std::string format_float(float f, float other) {
   return text;
 }
 
-std::string short_json(const json& j, size_t max_chars) {
-  std::string s;
+namespace {
+
+// Containers nested deeper than this are shown as [...] or {...}.
+constexpr int kShortJsonDepth = 8;
+
+void append_short(const json& j, size_t max_chars, int depth, std::string& s) {
   if (is_tensor(j)) {
-    std::vector<int64_t> shape;
-    for (const auto& d : j["shape"]) shape.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
-    s = "<float32 " + shape_text(shape) + ">";
-  } else if (j.is_object()) {
-    s = "{";
+    s += "<float32 " + json_excerpt(j["shape"], 40) + ">";
+  } else if (j.is_structured() && !j.empty() && depth >= kShortJsonDepth) {
+    s += j.is_array() ? "[...]" : "{...}";
+  } else if (j.is_structured()) {
+    s += j.is_array() ? "[" : "{";
     bool first = true;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      s += (first ? "" : ", ") + json(it.key()).dump() + ": " + short_json(it.value(), max_chars);
+    for (auto it = j.begin(); it != j.end() && s.size() <= max_chars; ++it) {
+      s += first ? "" : ", ";
       first = false;
-      if (s.size() > max_chars) break;
+      if (j.is_object()) s += json_excerpt(json(it.key()), max_chars) + ": ";
+      append_short(it.value(), max_chars, depth + 1, s);
     }
-    s += "}";
-  } else if (j.is_array()) {
-    s = "[";
-    for (size_t i = 0; i < j.size(); ++i) {
-      s += (i ? ", " : "") + short_json(j[i], max_chars);
-      if (s.size() > max_chars) break;
-    }
-    s += "]";
+    s += j.is_array() ? "]" : "}";
   } else {
-    s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    s += json_excerpt(j, max_chars);
   }
+}
+
+}  // namespace
+
+std::string short_json(const json& j, size_t max_chars) {
+  max_chars = std::max<size_t>(max_chars, 8);
+  std::string s;
+  append_short(j, max_chars, 0, s);
   if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
   return s;
 }
@@ -241,7 +249,9 @@ std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& ex
   m.path = path;
   bool rows_ok = actual.is_array();
   if (rows_ok && actual == expected) return {};
-  size_t n = std::max(expected.size(), actual.is_array() ? actual.size() : 0);
+  const size_t n_actual = rows_ok ? actual.size() : 0;
+  // One line per expected row, and a few of any extra rows the output has.
+  const size_t n = std::max(expected.size(), std::min(n_actual, expected.size() + 4));
   std::ostringstream detail;
   detail << "  layer  expected        actual\n";
   int differing = 0;
@@ -256,6 +266,7 @@ std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& ex
     std::snprintf(line, sizeof line, "  %-6zu %-15s %-15s%s\n", i, e.c_str(), a.c_str(), diff ? "  <- differs" : "");
     detail << line;
   }
+  if (n_actual > n) detail << "  ... and " << (n_actual - n) << " more rows\n";
   if (!rows_ok) {
     m.summary = "expected " + std::to_string(expected.size()) + " shape rows, got " + short_json(actual);
   } else if (actual.size() != expected.size()) {
@@ -264,7 +275,13 @@ std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& ex
     m.summary = std::to_string(differing) + " of " + std::to_string(expected.size()) + " shape rows differ";
   }
   m.detail = detail.str();
-  m.data = {{"path", path}, {"summary", m.summary}, {"expected", expected}, {"actual", actual}, {"differing_rows", bad}};
+  // The output's rows go into the results as they are only when they are a few short rows.
+  const bool small = rows_ok && n_actual <= expected.size() + 4 && is_shape_rows(actual);
+  m.data = {{"path", path},
+            {"summary", m.summary},
+            {"expected", expected},
+            {"actual", small ? actual : json(short_json(actual))},
+            {"differing_rows", bad}};
   return {m};
 }
 
@@ -373,7 +390,7 @@ std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, c
 
 std::vector<Mismatch> compare_outputs(const json& expected, const json& actual) {
   std::vector<Mismatch> out;
-  compare_into("", expected, actual, out);
+  compare_into("", expected, actual, 0, out);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "judge/grade.hpp"
 
+#include "judge/answer.hpp"
+#include "judge/inputs.hpp"
 #include "sandbox/process.hpp"
 
 namespace course {
@@ -53,16 +55,15 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
     case Exchange::Outcome::response:
       break;
   }
-  json response;
-  try {
-    response = json::parse(ex.response);
-  } catch (const json::exception&) {
+  const Answer answer = parse_answer(ex.response);
+  if (!answer.problem.empty()) {
     r.status = CaseStatus::runner_error;
-    r.message = "the runner's answer is not JSON";
+    r.message = answer.problem;
     return;
   }
-  const std::string status = response.value("status", "");
-  const std::string what = response.value("what", "");
+  const json& response = answer.document;
+  const std::string& status = answer.status;
+  const std::string& what = answer.what;
   if (status == "not_implemented") {
     r.status = CaseStatus::not_implemented;
     r.message = "not implemented yet: " + what;
@@ -70,7 +71,7 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   }
   if (status == "exception") {
     r.status = CaseStatus::exception;
-    r.message = "the code under test threw " + response.value("type", std::string("an exception")) +
+    r.message = "the code under test threw " + (answer.type.empty() ? std::string("an exception") : answer.type) +
                 (what.empty() ? "" : ": " + what);
     return;
   }
@@ -86,23 +87,18 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
     return;
   }
   r.status = CaseStatus::failed;
-  r.message = r.mismatches.front().path + ": " + r.mismatches.front().summary;
-  if (stage.diagnose) r.diagnoses = stage.diagnose(CaseView{fx, actual, r.mismatches});
+  const Mismatch& first = r.mismatches.front();
+  r.message = first.path.empty() ? first.summary : first.path + ": " + first.summary;  // "" is the whole output
+  if (stage.diagnose) r.diagnoses = diagnose_answer(stage.diagnose, CaseView{fx, actual, r.mismatches});
 }
 
 }  // namespace
 
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  // Load every fixture first: a broken one is an error of the course, not of the learner.
-  std::vector<Fixture> fixtures;
-  for (const auto& file : list_fixtures(options.fixtures_root / stage.slug)) {
-    Fixture fx = load_fixture(file);
-    if (fx.stage != stage.slug)
-      throw FixtureError(file.string() + ": belongs to stage \"" + fx.stage + "\", not \"" + stage.slug + "\"");
-    if (options.only_case.empty() || fx.name == options.only_case) fixtures.push_back(std::move(fx));
-  }
-  if (fixtures.empty()) throw FixtureError("stage " + stage.slug + " has no case named \"" + options.only_case + "\"");
+  // Load and check every fixture first: a broken one is an error of the course, not of the learner.
+  const std::vector<Fixture> fixtures =
+      load_stage_fixtures(options.fixtures_root / stage.slug, stage.slug, options.only_case);
 
   StageResult result;
   result.stage = &stage;

@@ -1,9 +1,10 @@
 #include "judge/stages.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include "judge/inputs.hpp"
+#include "wire/json_bounded.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR
 #define KVCOURSE_SOURCE_DIR "."
@@ -13,7 +14,7 @@ namespace course {
 
 namespace {
 
-constexpr std::uintmax_t kMaxManifestBytes = 1 << 20;
+constexpr size_t kMaxManifestBytes = 1 << 20;
 
 // Each stage's detectors of known mistakes, by slug (diagnose_*.cpp).
 Diagnoser diagnoser_for(const std::string& slug) {
@@ -49,7 +50,8 @@ Stage parse_stage(const json& j, int number, const std::string& where) {
     s.files.push_back(f.get<std::string>());
   }
   if (j.contains("setup")) {
-    if (!j["setup"].is_object()) throw CourseError(where + ": \"setup\" must be an object");
+    if (const std::string problem = setup_problem(j["setup"]); !problem.empty())
+      throw CourseError(where + ": \"setup\": " + problem);
     s.setup = j["setup"];
   }
   s.diagnose = diagnoser_for(s.slug);
@@ -64,20 +66,24 @@ std::filesystem::path course_root() {
 }
 
 std::vector<Stage> load_stage_table(const std::filesystem::path& manifest) {
-  const std::string name = manifest.string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(manifest, ec))
-    throw CourseError(name + ": missing (or not a regular file); the course's stage list lives there");
-  if (std::filesystem::file_size(manifest, ec) > kMaxManifestBytes)
-    throw CourseError(name + ": larger than 1 MB; not a stage list");
-  std::ifstream in(manifest, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = read_regular_file(manifest, kMaxManifestBytes);
+  } catch (const FixtureError& e) {
+    std::error_code ec;
+    if (!std::filesystem::exists(manifest, ec))
+      throw CourseError(manifest.string() + ": missing; the course's stage list lives there");
+    throw CourseError(std::string(e.what()) + "; the course's stage list lives there");
+  }
+  return parse_stage_table(text, manifest.string());
+}
+
+std::vector<Stage> parse_stage_table(const std::string& text, const std::string& name) {
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw CourseError(name + ": not valid JSON (" + e.what() + ")");
+    doc = parse_json_bounded(text, JsonLimits{kMaxJsonDepth, kMaxManifestBytes}, name);
+  } catch (const JsonInputError& e) {
+    throw CourseError(e.what());
   }
   if (!doc.is_object() || !doc.contains("stages") || !doc["stages"].is_array() || doc["stages"].empty())
     throw CourseError(name + ": needs a non-empty \"stages\" list");

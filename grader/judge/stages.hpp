@@ -40,8 +40,11 @@ struct CourseError : std::runtime_error {
 // The course's root folder: $KVCOURSE_ROOT, or the source folder the grader was built from.
 std::filesystem::path course_root();
 
-// Reads and checks a manifest. Throws CourseError naming the file and the field.
+// Reads and checks a manifest (a regular file of at most 1 MB, JSON nested at most
+// kMaxJsonDepth levels). Throws CourseError naming the file and the field.
 std::vector<Stage> load_stage_table(const std::filesystem::path& manifest);
+// The same for the manifest's text; `name` names it in messages.
+std::vector<Stage> parse_stage_table(const std::string& text, const std::string& name);
 
 // The course's stages, loaded once from course_root()/stages/manifest.json. Throws
 // CourseError when it cannot be read.

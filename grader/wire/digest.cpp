@@ -1,5 +1,7 @@
 #include "wire/digest.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -67,32 +69,90 @@ json make_digest(const Tensor& t, const std::vector<int64_t>& sample_index, bool
   return j;
 }
 
-Digest digest_from_json(const json& j) {
-  Digest d;
-  try {
-    if (j.at("digest").get<std::string>() != kDigestKind)
-      throw TensorError("unknown digest kind " + j.at("digest").dump());
-    d.shape = j.at("shape").get<std::vector<int64_t>>();
-    if (j.contains("axes")) d.axes = j["axes"].get<std::vector<std::string>>();
-    d.row_size = j.at("row_size").get<int64_t>();
-    d.rows = j.at("rows").get<std::vector<std::string>>();
-    d.sample_index = j.at("sample_index").get<std::vector<int64_t>>();
-    for (const auto& s : j.at("samples")) d.samples.push_back(s.get<std::vector<float>>());
-    if (j.contains("argmax")) d.argmax = j["argmax"].get<std::vector<int64_t>>();
-  } catch (const json::exception& e) {
-    throw TensorError(std::string("malformed digest tensor: ") + e.what());
+namespace {
+
+[[noreturn]] void bad_digest(const std::string& problem) { throw TensorError("digest tensor: " + problem); }
+
+const json& digest_field(const json& j, const char* name, bool array) {
+  if (!j.contains(name) || (array && !j[name].is_array()))
+    bad_digest(std::string("has no \"") + name + "\"" + (array ? " list" : ""));
+  return j[name];
+}
+
+// Whole numbers in [lo, hi], or a message naming the field and the first bad entry.
+std::vector<int64_t> int_list(const json& list, const char* name, int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  out.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& x = list[i];
+    const bool ok = x.is_number_integer() && (x.is_number_unsigned() ? x.get<uint64_t>() <= uint64_t(hi)
+                                                                      : x.get<int64_t>() >= lo && x.get<int64_t>() <= hi);
+    if (!ok)
+      bad_digest(std::string("\"") + name + "\"[" + std::to_string(i) + "] is " + json_excerpt(x, 40) +
+                 ", not a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    out.push_back(x.get<int64_t>());
   }
-  int64_t numel = 1;
-  for (int64_t s : d.shape) numel *= s;
-  if (d.shape.empty() || d.row_size != d.shape.back() ||
-      (d.row_size > 0 && int64_t(d.rows.size()) != numel / d.row_size) ||
-      d.samples.size() != d.rows.size() || (!d.argmax.empty() && d.argmax.size() != d.rows.size()))
-    throw TensorError("digest tensor: shape, rows, samples and argmax disagree");
-  for (const auto& s : d.samples)
-    if (s.size() != d.sample_index.size())
-      throw TensorError("digest tensor: a row has the wrong number of samples");
-  for (int64_t i : d.sample_index)
-    if (i < 0 || i >= d.row_size) throw TensorError("digest tensor: sample index outside the row");
+  return out;
+}
+
+bool is_hex_digest(const json& row) {
+  if (!row.is_string() || row.get_ref<const std::string&>().size() != 16) return false;
+  for (char c : row.get_ref<const std::string&>())
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+void read_digest_rows(const json& j, Digest& d) {
+  const json& rows = digest_field(j, "rows", true);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (!is_hex_digest(rows[r])) bad_digest("\"rows\"[" + std::to_string(r) + "] is not 16 hex digits");
+    d.rows.push_back(rows[r].get<std::string>());
+  }
+  const json& samples = digest_field(j, "samples", true);
+  if (samples.size() != d.rows.size()) bad_digest("\"samples\" and \"rows\" have different lengths");
+  for (size_t r = 0; r < samples.size(); ++r) {
+    if (!samples[r].is_array() || samples[r].size() != d.sample_index.size())
+      bad_digest("\"samples\"[" + std::to_string(r) + "] does not hold one value per sample index");
+    std::vector<float> row(samples[r].size());
+    for (size_t i = 0; i < row.size(); ++i)
+      if (!json_to_float(samples[r][i], row[i]))
+        bad_digest("\"samples\"[" + std::to_string(r) + "][" + std::to_string(i) + "] is not a float32 value");
+    d.samples.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+Digest digest_from_json(const json& j) {
+  if (!j.is_object()) bad_digest("must be a JSON object");
+  if (digest_field(j, "digest", false) != kDigestKind)
+    bad_digest("unknown kind " + json_excerpt(j["digest"], 40) + " (this grader reads \"" + kDigestKind + "\")");
+  Digest d;
+  d.shape = int_list(digest_field(j, "shape", true), "shape", 0, kMaxTensorElements);
+  const int64_t numel = checked_numel(d.shape, kMaxTensorElements);
+  if (d.shape.empty() || numel < 0) bad_digest("shape " + json_excerpt(j["shape"]) + " is empty or too large");
+  if (j.contains("axes")) {
+    const json& axes = j["axes"];
+    if (!axes.is_array() || (!axes.empty() && axes.size() != d.shape.size()) ||
+        !std::all_of(axes.begin(), axes.end(), [](const json& a) { return a.is_string(); }))
+      bad_digest("\"axes\" must name each of its " + std::to_string(d.shape.size()) + " dimensions");
+    for (const auto& a : axes) d.axes.push_back(a.get<std::string>());
+  }
+  const json& row_size = digest_field(j, "row_size", false);
+  if (!row_size.is_number_integer() || row_size != d.shape.back())
+    bad_digest("\"row_size\" is not the last dimension of its shape " + json_excerpt(j["shape"]));
+  d.row_size = d.shape.back();
+  d.sample_index = int_list(digest_field(j, "sample_index", true), "sample_index", 0, d.row_size - 1);
+  read_digest_rows(j, d);
+  const int64_t n_rows = d.row_size > 0 ? numel / d.row_size : 0;
+  if (int64_t(d.rows.size()) != n_rows)
+    bad_digest("shape " + json_excerpt(j["shape"]) + " has " + std::to_string(n_rows) + " rows but \"rows\" lists " +
+               std::to_string(d.rows.size()));
+  if (j.contains("argmax")) {
+    if (!j["argmax"].is_array()) bad_digest("\"argmax\" must be a list");
+    d.argmax = int_list(j["argmax"], "argmax", 0, std::max<int64_t>(0, d.row_size - 1));
+    if (d.argmax.size() != d.rows.size()) bad_digest("\"argmax\" and \"rows\" have different lengths");
+  }
   return d;
 }
 

@@ -1,10 +1,18 @@
 #include "wire/fixture.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <sstream>
+#include <limits>
+
+#include "wire/digest.hpp"
+#include "wire/json_bounded.hpp"
 
 namespace course {
 
@@ -21,6 +29,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 const char* kRegenerate = " (fixtures are generated: run `cmake --build build --target fixtures`)";
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a file of another kind";
+}
 
 // Indented JSON in which an array of plain values stays on one line, so a fixture reads
 // as a document rather than as one number per line.
@@ -53,97 +70,161 @@ void pretty(const json& j, int indent, std::string& out) {
 
 }  // namespace
 
-std::string read_maybe_gzip(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, fs::exists(file) ? "cannot be read" : "no such file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string raw = buf.str();
-  if (!ends_with(file.string(), ".gz")) return raw;
+std::string read_regular_file(const fs::path& file, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    fail(file, err == ENOENT ? "no such file" : std::string("cannot be read (") + std::strerror(err) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail(file, std::string("cannot be read (") + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) fail(file, "is " + file_kind(st.st_mode) + ", not a regular file");
+  if (uint64_t(st.st_size) > max_bytes)
+    fail(file, "is " + std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes));
+  std::string out(size_t(st.st_size), '\0');
+  size_t got = 0;
+  while (true) {
+    if (got == out.size()) {
+      if (out.size() > max_bytes) fail(file, "grew past the limit of " + std::to_string(max_bytes) + " bytes while being read");
+      out.resize(out.size() + 4096);  // the file grew since fstat: read on, up to the limit
+    }
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(file, std::string("cannot be read (") + std::strerror(errno) + ")");
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  out.resize(got);
+  if (got > max_bytes) fail(file, "grew past the limit of " + std::to_string(max_bytes) + " bytes while being read");
+  return out;
+}
 
+std::string gunzip(const std::string& raw, const fs::path& file, size_t max_bytes) {
   if (raw.size() < 2 || uint8_t(raw[0]) != 0x1f || uint8_t(raw[1]) != 0x8b)
     fail(file, "is not gzip data (the name ends in .gz but the gzip magic bytes are missing)");
+  if (raw.size() > std::numeric_limits<uInt>::max()) fail(file, "is too large to inflate");
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(file, "zlib could not start inflating");
-  zs.next_in = reinterpret_cast<Bytef*>(raw.data());
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
   zs.avail_in = static_cast<uInt>(raw.size());
   std::string out;
   char chunk[1 << 16];
   int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
+  std::string why;
+  while (rc != Z_STREAM_END && why.empty()) {
     zs.next_out = reinterpret_cast<Bytef*>(chunk);
     zs.avail_out = sizeof chunk;
     rc = inflate(&zs, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
-      std::string why = rc == Z_BUF_ERROR ? "is truncated (the gzip stream ends early)"
-                                          : std::string("is corrupt gzip data (") + (zs.msg ? zs.msg : "inflate failed") + ")";
-      inflateEnd(&zs);
-      fail(file, why);
-    }
-    out.append(chunk, sizeof chunk - zs.avail_out);
-    if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0) {
-      inflateEnd(&zs);
-      fail(file, "is truncated (the gzip stream ends early)");
+      why = rc == Z_BUF_ERROR ? "is truncated (the gzip stream ends early)"
+                              : std::string("is corrupt gzip data (") + (zs.msg ? zs.msg : "inflate failed") + ")";
+    } else if (out.size() + (sizeof chunk - zs.avail_out) > max_bytes) {
+      why = "inflates to more than " + std::to_string(max_bytes) +
+            " bytes, the limit for a fixture (a damaged file or a gzip bomb)";
+    } else {
+      out.append(chunk, sizeof chunk - zs.avail_out);
+      if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0) why = "is truncated (the gzip stream ends early)";
     }
   }
   inflateEnd(&zs);
+  if (!why.empty()) fail(file, why);
   return out;
 }
 
-Fixture load_fixture(const fs::path& file) {
-  std::string text = read_maybe_gzip(file);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(file, std::string("is not valid JSON (") + e.what() + ")" + kRegenerate);
-  }
+std::string read_maybe_gzip(const fs::path& file) {
+  std::string raw = read_regular_file(file, kMaxFixtureBytes);
+  if (!ends_with(file.string(), ".gz")) return raw;
+  return gunzip(raw, file, kMaxFixtureBytes);
+}
+
+namespace {
+
+const json& string_field(const json& j, const fs::path& file, const char* key) {
+  if (!j.contains(key)) fail(file, std::string("has no string \"") + key + "\"");
+  if (!j[key].is_string()) fail(file, std::string("\"") + key + "\" must be a string, not " + json_excerpt(j[key], 40));
+  return j[key];
+}
+
+void check_header(const json& j, const fs::path& file) {
   if (!j.is_object()) fail(file, "is not a JSON object");
-  if (j.value("format", "") != kFixtureFormat)
+  if (!j.contains("format") || j["format"] != kFixtureFormat)
     fail(file, std::string("is not a course fixture (\"format\" is not \"") + kFixtureFormat + "\")");
   if (!j.contains("format_version") || !j["format_version"].is_number_integer())
-    fail(file, "has no integer \"format_version\"");
-  int version = j["format_version"].get<int>();
-  if (version != kFixtureFormatVersion)
-    fail(file, "has format_version " + std::to_string(version) + " but this grader reads version " +
+    fail(file, "has no integer \"format_version\"" +
+                   (j.contains("format_version") ? " (it is " + json_excerpt(j["format_version"], 40) + ")" : ""));
+  // Compared as JSON numbers: 4294967297 is not 1, whatever an int would make of it.
+  if (j["format_version"] != kFixtureFormatVersion)
+    fail(file, "has format_version " + j["format_version"].dump() + " but this grader reads version " +
                    std::to_string(kFixtureFormatVersion) + kRegenerate);
+}
+
+// Every tensor and digest tensor inside `part` must be well formed.
+void check_tensors(const json& part, const std::string& where, const fs::path& file) {
+  for_each_matching(
+      part, where, [](const json& v) { return is_digest(v) || is_tensor(v); },
+      [&](const std::string& path, const json& v) {
+        try {
+          if (is_digest(v))
+            (void)digest_from_json(v);
+          else
+            (void)tensor_from_json(v);
+        } catch (const TensorError& e) {
+          fail(file, path + ": " + e.what());
+        }
+      });
+}
+
+}  // namespace
+
+Fixture parse_fixture(const std::string& text, const fs::path& file) {
+  json j;
+  try {
+    j = parse_json_bounded(text, JsonLimits{kMaxJsonDepth, kMaxFixtureBytes}, file.string());
+  } catch (const JsonInputError& e) {
+    throw FixtureError(e.what() + std::string(kRegenerate));
+  }
+  check_header(j, file);
   Fixture f;
   f.file = file;
-  for (const char* key : {"stage", "case", "checks", "adapter"}) {
-    if (!j.contains(key) || !j[key].is_string()) fail(file, std::string("has no string \"") + key + "\"");
-  }
+  f.stage = string_field(j, file, "stage").get<std::string>();
+  f.name = string_field(j, file, "case").get<std::string>();
+  f.checks = string_field(j, file, "checks").get<std::string>();
+  f.adapter = string_field(j, file, "adapter").get<std::string>();
   for (const char* key : {"input", "expected"}) {
     if (!j.contains(key)) fail(file, std::string("has no \"") + key + "\"");
   }
-  f.stage = j["stage"].get<std::string>();
-  f.name = j["case"].get<std::string>();
-  f.checks = j["checks"].get<std::string>();
-  f.adapter = j["adapter"].get<std::string>();
   f.input = std::move(j["input"]);
   f.expected = std::move(j["expected"]);
-  auto check_tensors = [&](const json& part, const std::string& where) {
-    for_each_tensor(part, where, [&](const std::string& path, const json& t) {
-      try {
-        (void)tensor_from_json(t);
-      } catch (const TensorError& e) {
-        fail(file, path + ": " + e.what());
-      }
-    });
-  };
-  check_tensors(f.input, "input");
-  check_tensors(f.expected, "expected");
+  check_tensors(f.input, "input", file);
+  check_tensors(f.expected, "expected", file);
   return f;
 }
+
+Fixture load_fixture(const fs::path& file) { return parse_fixture(read_maybe_gzip(file), file); }
 
 std::vector<fs::path> list_fixtures(const fs::path& stage_dir) {
   std::error_code ec;
   if (!fs::is_directory(stage_dir, ec)) throw FixtureError(stage_dir.string() + ": no such fixture folder");
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(stage_dir)) {
-    std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && (ends_with(name, ".json") || ends_with(name, ".json.gz")))
-      files.push_back(entry.path());
+  fs::directory_iterator it(stage_dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (!ends_with(name, ".json") && !ends_with(name, ".json.gz")) continue;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+      fail(path, errno == ENOENT ? "is a broken symbolic link, not a fixture file"
+                                 : std::string("cannot be read (") + std::strerror(errno) + ")");
+    if (!S_ISREG(st.st_mode))
+      fail(path, "is " + file_kind(st.st_mode) + ", not a fixture file (every name ending .json or .json.gz in a stage folder must be one)");
+    files.push_back(path);
   }
+  if (ec) throw FixtureError(stage_dir.string() + ": cannot be listed (" + ec.message() + ")");
   std::sort(files.begin(), files.end());
   if (files.empty()) throw FixtureError(stage_dir.string() + ": holds no fixture" + kRegenerate);
   return files;

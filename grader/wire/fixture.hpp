@@ -22,6 +22,11 @@ namespace course {
 inline constexpr int kFixtureFormatVersion = 1;
 inline constexpr const char* kFixtureFormat = "kvcourse-fixture";
 
+// The most bytes of JSON one fixture may hold, as a file or once inflated (64 MiB; the
+// largest committed fixture inflates to 0.5 MB). A gzip stream that inflates to more is
+// refused as it inflates ("a gzip bomb"), before the memory is taken.
+inline constexpr size_t kMaxFixtureBytes = size_t(64) << 20;
+
 struct FixtureError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -36,16 +41,30 @@ struct Fixture {
   json expected;
 };
 
-// Reads raw bytes, inflating when the name ends in .gz. Throws FixtureError naming the
-// file: missing, unreadable, not gzip, truncated gzip.
+// The bytes of a regular file of at most max_bytes. Opened without blocking (a FIFO or a
+// device is refused, never waited on). Throws FixtureError naming the file: missing,
+// unreadable, not a regular file, too large.
+std::string read_regular_file(const std::filesystem::path& file, size_t max_bytes);
+
+// Inflates gzip data, refusing to produce more than max_bytes. Throws FixtureError
+// naming `file`: not gzip, truncated, corrupt, inflates to more than max_bytes.
+std::string gunzip(const std::string& raw, const std::filesystem::path& file, size_t max_bytes);
+
+// Reads raw bytes, inflating when the name ends in .gz; at most kMaxFixtureBytes either
+// way. Throws FixtureError naming the file.
 std::string read_maybe_gzip(const std::filesystem::path& file);
 
-// Loads and validates one fixture (format, version, fields, every tensor's shape against
-// its data). Throws FixtureError: "<file>: <problem>" and, where it helps, how to fix it.
+// Loads and validates one fixture (format, version, fields, every tensor's and digest's
+// shape against its data, JSON nesting at most kMaxJsonDepth). Throws FixtureError:
+// "<file>: <problem>" and, where it helps, how to fix it.
 Fixture load_fixture(const std::filesystem::path& file);
+// The same for a fixture's text; `file` names it in messages.
+Fixture parse_fixture(const std::string& text, const std::filesystem::path& file);
 
-// The stage's fixtures in name order (files ending .json or .json.gz). Throws
-// FixtureError when the folder is missing or holds no fixture.
+// The stage's fixtures in name order (names ending .json or .json.gz). Throws
+// FixtureError when the folder is missing or holds no fixture, and when an entry with
+// such a name is not a regular file (a folder, a FIFO, a broken link): reported, never
+// skipped.
 std::vector<std::filesystem::path> list_fixtures(const std::filesystem::path& stage_dir);
 
 // Serializes (tensors as numbers) and writes <dir>/<case>.json, or <case>.json.gz when the

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -60,8 +61,14 @@ std::optional<std::string> read_message(int fd) {
   if (got < 4) throw std::runtime_error("message truncated in its length prefix");
   uint32_t n = decode_length(header);
   if (n > kMaxMessageBytes) throw std::runtime_error("message length " + std::to_string(n) + " is too large");
-  std::string payload(n, '\0');
-  if (read_all(fd, payload.data(), n) < n) throw std::runtime_error("message truncated");
+  // Grown as the bytes arrive, never to the announced length up front: a length prefix
+  // alone must not cost a gigabyte (64 KiB more per read).
+  std::string payload;
+  while (payload.size() < n) {
+    const size_t have = payload.size(), chunk = std::min<size_t>(n - have, size_t(64) << 10);
+    payload.resize(have + chunk);
+    if (read_all(fd, payload.data() + have, chunk) < chunk) throw std::runtime_error("message truncated");
+  }
   return payload;
 }
 

@@ -5,14 +5,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <utility>
 
 namespace course {
 
-int64_t Tensor::numel() const {
+int64_t checked_numel(const std::vector<int64_t>& shape, int64_t limit) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > limit) return -1;
+  }
   return n;
 }
+
+int64_t Tensor::numel() const { return checked_numel(shape); }
 
 bool is_tensor(const json& j) { return j.is_object() && j.contains("shape") && j.contains("dtype"); }
 
@@ -93,45 +99,117 @@ double exact_json_number(float f) {
   return static_cast<double>(f);
 }
 
+bool json_to_float(const json& j, float& out) {
+  if (!j.is_number()) return false;
+  const double d = j.get<double>();
+  // Below this magnitude a double rounds to a finite float (FLT_MAX at most); at it and
+  // beyond, the conversion is undefined. (JSON has no NaN or infinity.)
+  constexpr double kFloatLimit = 0x1.ffffffp+127;
+  if (!(std::fabs(d) < kFloatLimit)) return false;
+  out = static_cast<float>(d);
+  return true;
+}
+
+std::string json_excerpt(const json& j, size_t max_chars) {
+  std::string s;
+  if (j.is_array() || j.is_object()) {
+    s = j.is_array() ? "[" : "{";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end() && s.size() <= max_chars; ++it, ++i) {
+      s += i ? ", " : "";
+      if (j.is_object()) s += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ": ";
+      const json& v = it.value();
+      s += v.is_array() ? (v.empty() ? "[]" : "[...]") : v.is_object() ? (v.empty() ? "{}" : "{...}")
+                                                        : json_excerpt(v, max_chars);
+    }
+    s += i < j.size() ? ", ...]" : "]";
+    if (j.is_object()) s.back() = '}';
+  } else if (j.is_string() && j.get_ref<const std::string&>().size() > max_chars) {
+    s = json(j.get_ref<const std::string&>().substr(0, max_chars)).dump(-1, ' ', false, json::error_handler_t::replace);
+  } else {
+    s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  if (s.size() > max_chars + 8) s = s.substr(0, max_chars) + "...";
+  return s;
+}
+
+namespace {
+
+std::vector<int64_t> tensor_shape(const json& j) {
+  if (!j.contains("shape") || !j["shape"].is_array()) throw TensorError("tensor has no \"shape\" array");
+  std::vector<int64_t> shape;
+  for (const auto& d : j["shape"]) {
+    if (!d.is_number_integer() || (d.is_number_unsigned() ? d.get<uint64_t>() > uint64_t(INT64_MAX)
+                                                          : d.get<int64_t>() < 0))
+      throw TensorError("tensor shape " + json_excerpt(j["shape"]) + " has an entry that is not a size");
+    shape.push_back(d.get<int64_t>());
+  }
+  if (checked_numel(shape, kMaxTensorElements) < 0)
+    throw TensorError("tensor shape " + json_excerpt(j["shape"]) + " holds more than " +
+                      std::to_string(kMaxTensorElements) + " values");
+  return shape;
+}
+
+// The number of bytes a base64 text decodes to (its length must be a multiple of 4).
+size_t base64_decoded_size(const std::string& text) {
+  size_t n = text.size() / 4 * 3;
+  if (!text.empty() && text.back() == '=') --n;
+  if (text.size() >= 2 && text[text.size() - 2] == '=') --n;
+  return n;
+}
+
+void read_base64_data(const json& j, int64_t n, Tensor& t) {
+  if (!j["data_b64"].is_string()) throw TensorError("tensor \"data_b64\" must be a string");
+  const std::string& text = j["data_b64"].get_ref<const std::string&>();
+  if (text.size() % 4 != 0) throw TensorError("base64 data length is not a multiple of 4");
+  // Checked before decoding: a shape of 1 value with megabytes of data is refused at once.
+  const size_t n_bytes = base64_decoded_size(text);
+  if (int64_t(n_bytes) != n * 4)
+    throw TensorError("tensor shape " + json_excerpt(j["shape"]) + " holds " + std::to_string(n) +
+                      " values but its data has " + std::to_string(n_bytes / 4) +
+                      (n_bytes % 4 ? " and a fraction" : ""));
+  std::vector<uint8_t> bytes = base64_decode(text);
+  t.data.resize(size_t(n));
+  if (n > 0) std::memcpy(t.data.data(), bytes.data(), bytes.size());
+}
+
+void read_number_data(const json& j, int64_t n, Tensor& t) {
+  const json& data = j["data"];
+  if (!data.is_array()) throw TensorError("tensor \"data\" must be an array of numbers");
+  if (int64_t(data.size()) != n)
+    throw TensorError("tensor shape " + json_excerpt(j["shape"]) + " holds " + std::to_string(n) +
+                      " values but its data has " + std::to_string(data.size()));
+  t.data.reserve(size_t(n));
+  for (size_t i = 0; i < data.size(); ++i) {
+    float f;
+    if (!json_to_float(data[i], f))
+      throw TensorError("tensor data[" + std::to_string(i) + "] is " + json_excerpt(data[i], 40) +
+                        (data[i].is_number() ? ", outside float32's range" : ", not a number"));
+    t.data.push_back(f);
+  }
+}
+
+}  // namespace
+
 Tensor tensor_from_json(const json& j) {
   if (!j.is_object()) throw TensorError("a tensor must be a JSON object");
   if (!j.contains("dtype") || j["dtype"] != "float32")
     throw TensorError("tensor dtype must be \"float32\"");
-  if (!j.contains("shape") || !j["shape"].is_array())
-    throw TensorError("tensor has no \"shape\" array");
   Tensor t;
-  for (const auto& d : j["shape"]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0)
-      throw TensorError("tensor shape " + j["shape"].dump() + " has an entry that is not a size");
-    t.shape.push_back(d.get<int64_t>());
-  }
+  t.shape = tensor_shape(j);
   if (j.contains("axes")) {
-    if (!j["axes"].is_array() || j["axes"].size() != t.shape.size())
+    const json& axes = j["axes"];
+    if (!axes.is_array() || axes.size() != t.shape.size() ||
+        !std::all_of(axes.begin(), axes.end(), [](const json& a) { return a.is_string(); }))
       throw TensorError("tensor \"axes\" must name each of its " + std::to_string(t.shape.size()) +
                         " dimensions");
-    for (const auto& a : j["axes"]) t.axes.push_back(a.get<std::string>());
+    for (const auto& a : axes) t.axes.push_back(a.get<std::string>());
   }
   const int64_t n = t.numel();
-  if (n > (int64_t(1) << 31)) throw TensorError("tensor shape " + j["shape"].dump() + " is too large");
   if (j.contains("data_b64")) {
-    if (!j["data_b64"].is_string()) throw TensorError("tensor \"data_b64\" must be a string");
-    std::vector<uint8_t> bytes = base64_decode(j["data_b64"].get<std::string>());
-    if (int64_t(bytes.size()) != n * 4)
-      throw TensorError("tensor shape " + j["shape"].dump() + " holds " + std::to_string(n) +
-                        " values but its data has " + std::to_string(bytes.size() / 4));
-    t.data.resize(size_t(n));
-    if (n > 0) std::memcpy(t.data.data(), bytes.data(), bytes.size());
+    read_base64_data(j, n, t);
   } else if (j.contains("data")) {
-    const json& data = j["data"];
-    if (!data.is_array()) throw TensorError("tensor \"data\" must be an array of numbers");
-    if (int64_t(data.size()) != n)
-      throw TensorError("tensor shape " + j["shape"].dump() + " holds " + std::to_string(n) +
-                        " values but its data has " + std::to_string(data.size()));
-    t.data.reserve(size_t(n));
-    for (const auto& x : data) {
-      if (!x.is_number()) throw TensorError("tensor data holds a value that is not a number");
-      t.data.push_back(static_cast<float>(x.get<double>()));
-    }
+    read_number_data(j, n, t);
   } else {
     throw TensorError("tensor has neither \"data\" nor \"data_b64\"");
   }
@@ -157,23 +235,46 @@ json tensor_to_json(const Tensor& t, TensorEncoding encoding) {
   return j;
 }
 
-void for_each_tensor(const json& j, const std::string& path,
-                     const std::function<void(const std::string&, const json&)>& visit) {
-  if (is_tensor(j)) {
-    visit(path, j);
-  } else if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      for_each_tensor(it.value(), path.empty() ? it.key() : path + "." + it.key(), visit);
-  } else if (j.is_array()) {
-    for (size_t i = 0; i < j.size(); ++i) for_each_tensor(j[i], path + "[" + std::to_string(i) + "]", visit);
+void for_each_matching(const json& j, const std::string& path, const std::function<bool(const json&)>& match,
+                       const JsonVisitor& visit) {
+  // Depth first, in document order, with an explicit stack: children are pushed in reverse.
+  std::vector<std::pair<const json*, std::string>> stack{{&j, path}};
+  std::vector<std::pair<const json*, std::string>> children;
+  while (!stack.empty()) {
+    auto [node, where] = std::move(stack.back());
+    stack.pop_back();
+    if (match(*node)) {
+      visit(where, *node);
+      continue;
+    }
+    children.clear();
+    if (node->is_object()) {
+      for (auto it = node->begin(); it != node->end(); ++it)
+        if (it.value().is_structured() || match(it.value()))
+          children.emplace_back(&it.value(), where.empty() ? it.key() : where + "." + it.key());
+    } else if (node->is_array()) {
+      for (size_t i = 0; i < node->size(); ++i)
+        if ((*node)[i].is_structured() || match((*node)[i]))
+          children.emplace_back(&(*node)[i], where + "[" + std::to_string(i) + "]");
+    }
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
   }
 }
 
+void for_each_tensor(const json& j, const std::string& path, const JsonVisitor& visit) {
+  for_each_matching(j, path, is_tensor, visit);
+}
+
 void reencode_tensors(json& j, TensorEncoding encoding) {
-  if (is_tensor(j)) {
-    j = tensor_to_json(tensor_from_json(j), encoding);
-  } else if (j.is_object() || j.is_array()) {
-    for (auto& child : j) reencode_tensors(child, encoding);
+  std::vector<json*> stack{&j};
+  while (!stack.empty()) {
+    json* node = stack.back();
+    stack.pop_back();
+    if (is_tensor(*node)) {
+      *node = tensor_to_json(tensor_from_json(*node), encoding);
+    } else if (node->is_structured()) {
+      for (auto& child : *node) stack.push_back(&child);
+    }
   }
 }
 

@@ -25,22 +25,39 @@ struct TensorError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most elements a tensor read from JSON may hold (2^31: 8 GB of float32). GPT-2's
+// largest output in the course, one step's logits, holds 50257.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
+
 struct Tensor {
   std::vector<int64_t> shape;
   std::vector<std::string> axes;  // empty, or one name per dimension
   std::vector<float> data;        // row-major
 
-  int64_t numel() const;
+  int64_t numel() const;  // -1 when a dimension is negative or the product overflows
 };
+
+// The product of `shape`, or -1 when a dimension is negative or the product is larger
+// than `limit`. Never overflows.
+int64_t checked_numel(const std::vector<int64_t>& shape, int64_t limit = INT64_MAX);
 
 enum class TensorEncoding { numbers, base64 };
 
 // Is this JSON value a tensor object (has "shape" and "dtype")?
 bool is_tensor(const json& j);
 
-// Throws TensorError naming the problem (bad dtype, negative dim, data length that
-// disagrees with the shape, bad base64, ...).
+// Throws TensorError naming the problem (bad dtype, negative dim, more than
+// kMaxTensorElements elements, data length that disagrees with the shape, bad base64, a
+// number outside float32's range, ...).
 Tensor tensor_from_json(const json& j);
+
+// The float a JSON number stands for. False when `j` is not a number or lies beyond
+// float32's range (where the conversion would be undefined): 1e39, 1e300.
+bool json_to_float(const json& j, float& out);
+
+// A JSON value for a message, cut to about `max_chars` (containers are not walked deeper
+// than their first entries): "[4294967296, 3]", "[1, 2, 3, ...]".
+std::string json_excerpt(const json& j, size_t max_chars = 80);
 
 // `numbers` falls back to base64 when the data holds NaN or infinity.
 json tensor_to_json(const Tensor& t, TensorEncoding encoding);
@@ -48,9 +65,15 @@ json tensor_to_json(const Tensor& t, TensorEncoding encoding);
 // Rewrites every tensor inside `j` (at any depth) into `encoding`.
 void reencode_tensors(json& j, TensorEncoding encoding);
 
-// Visits every tensor inside `j` with its JSON path ("caches[1].keys").
-void for_each_tensor(const json& j, const std::string& path,
-                     const std::function<void(const std::string&, const json&)>& visit);
+using JsonVisitor = std::function<void(const std::string& path, const json& value)>;
+
+// Visits, in document order, every value inside `j` for which `match` holds, with its JSON
+// path ("caches[1].keys"), without looking inside it. Iterative: any depth is safe.
+void for_each_matching(const json& j, const std::string& path,
+                       const std::function<bool(const json&)>& match, const JsonVisitor& visit);
+
+// for_each_matching with is_tensor.
+void for_each_tensor(const json& j, const std::string& path, const JsonVisitor& visit);
 
 // The JSON number that reads back as exactly `f` (f must be finite).
 double exact_json_number(float f);

@@ -1,5 +1,6 @@
 // kvc as a command: run the built binary, check exit codes, stdout JSON and stderr.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -144,6 +145,15 @@ TEST(kvc_cli, help_exits_0) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("logits"), std::string::npos);
   EXPECT_NE(r.out.find("bench"), std::string::npos);
+}
+
+TEST(kvc_cli, a_fifo_given_as_weights_is_an_immediate_error) {
+  const std::string fifo = model_test::temp_path("weights.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const KvcRun r = kvc("logits --weights '" + fifo + "' --tokens 1,2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("safetensors file '" + fifo + "': not a regular file (a FIFO)"), std::string::npos) << r.err;
+  std::filesystem::remove(fifo);
 }
 
 }  // namespace

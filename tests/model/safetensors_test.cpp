@@ -3,6 +3,7 @@
 #include "safetensors.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdio>
@@ -318,6 +319,74 @@ TEST(safetensors, file_lists_tensors_in_header_order) {
   EXPECT_EQ(gpt2::safetensors::dtype_size("BF16"), 2u);
   EXPECT_EQ(gpt2::safetensors::dtype_size("what"), 0u);
   std::filesystem::remove(path);
+}
+
+// A file of `header` and `data_bytes` zero bytes, as raw bytes (no layout done for it).
+std::string raw_file(const std::string& header, size_t data_bytes) {
+  const uint64_t n = header.size();
+  std::string bytes(reinterpret_cast<const char*>(&n), 8);
+  return bytes + header + std::string(data_bytes, '\0');
+}
+
+// The ModelError of reading these bytes, or "" when they read.
+std::string layout_error(const std::string& header, size_t data_bytes) {
+  try {
+    gpt2::safetensors::File::from_bytes(raw_file(header, data_bytes), "mem.safetensors");
+  } catch (const gpt2::ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string entry(const std::string& name, uint64_t begin, uint64_t end) {
+  return "\"" + name + "\": {\"dtype\": \"U8\", \"shape\": [" + std::to_string(end - begin) +
+         "], \"data_offsets\": [" + std::to_string(begin) + ", " + std::to_string(end) + "]}";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(safetensors, data_offsets_must_tile_the_data_area) {
+  EXPECT_EQ(layout_error("{" + entry("a", 0, 8) + ", " + entry("b", 8, 16) + "}", 16), "");
+  EXPECT_EQ(layout_error("{" + entry("b", 8, 16) + ", " + entry("a", 0, 8) + "}", 16), "") << "any order";
+  EXPECT_EQ(layout_error("{" + entry("a", 0, 8) + ", " + entry("empty", 8, 8) + ", " + entry("b", 8, 16) + "}", 16), "");
+  // Overlapping: both tensors own the same bytes.
+  std::string e = layout_error("{" + entry("a", 0, 8) + ", " + entry("b", 4, 12) + "}", 12);
+  EXPECT_TRUE(has(e, "safetensors file 'mem.safetensors': tensor 'b': data_offsets [4, 12] overlap those of tensor 'a' [0, 8]")) << e;
+  e = layout_error("{" + entry("a", 0, 8) + ", " + entry("tied", 0, 8) + "}", 8);
+  EXPECT_TRUE(has(e, "tensor 'tied': data_offsets [0, 8] overlap")) << e;
+  // A gap, at the start or between tensors, and bytes after the last tensor.
+  e = layout_error("{" + entry("a", 0, 8) + ", " + entry("b", 12, 16) + "}", 16);
+  EXPECT_TRUE(has(e, "tensor 'b': data_offsets [12, 16] leave the 4 bytes from offset 8 of the data area to no tensor (after tensor 'a')")) << e;
+  e = layout_error("{" + entry("a", 4, 8) + "}", 8);
+  EXPECT_TRUE(has(e, "tensor 'a': data_offsets [4, 8] leave the 4 bytes from offset 0")) << e;
+  e = layout_error("{" + entry("a", 0, 8) + "}", 12);
+  EXPECT_TRUE(has(e, "the data area has 4 bytes after the end of the last tensor, 'a', that belong to no tensor")) << e;
+  EXPECT_TRUE(has(layout_error("{}", 4), "4 bytes after the header, which lists no tensor")) << layout_error("{}", 4);
+}
+
+TEST(safetensors, a_key_that_appears_twice_is_refused_naming_it) {
+  std::string e = layout_error("{" + entry("wte.weight", 0, 8) + ", " + entry("wte.weight", 8, 16) + "}", 16);
+  EXPECT_TRUE(has(e, "tensor 'wte.weight' appears twice in the header")) << e;
+  e = layout_error(R"({"a": {"dtype": "U8", "dtype": "F32", "shape": [8], "data_offsets": [0, 8]}})", 8);
+  EXPECT_TRUE(has(e, "tensor 'a': the key 'dtype' appears twice")) << e;
+  e = layout_error(R"({"__metadata__": {"n_head": "2", "n_head": "3"}})", 0);
+  EXPECT_TRUE(has(e, "__metadata__: the key 'n_head' appears twice")) << e;
+  // The same key in two different objects is fine.
+  EXPECT_EQ(layout_error(R"({"__metadata__": {"dtype": "x"}, )" + entry("a", 0, 8) + "}", 8), "");
+}
+
+TEST(safetensors, a_deep_or_huge_number_header_is_a_clear_error) {
+  std::string e = layout_error(R"({"__metadata__": {"x": )" + std::string(100000, '[') + std::string(100000, ']') + "}}", 0);
+  EXPECT_TRUE(has(e, "malformed JSON header: nested too deeply")) << e;
+  e = layout_error(R"({"a": {"dtype": "U8", "shape": [1e400], "data_offsets": [0, 8]}})", 8);
+  EXPECT_TRUE(has(e, "malformed JSON header")) << e;
+}
+
+TEST(safetensors, a_fifo_is_refused_at_once) {
+  const std::string fifo = model_test::temp_path("weights.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_load_error(fifo, {"not a regular file (a FIFO)"});
+  std::filesystem::remove(fifo);
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+#include "judge/answer.hpp"
+
+namespace course {
+
+namespace {
+
+// The string field `name`, cut to kMaxAnswerText; false when present but not a string.
+bool text_field(const json& doc, const char* name, std::string& out) {
+  if (!doc.contains(name)) return true;
+  if (!doc[name].is_string()) return false;
+  out = doc[name].get_ref<const std::string&>().substr(0, kMaxAnswerText);
+  if (doc[name].get_ref<const std::string&>().size() > kMaxAnswerText) out += "... (cut)";
+  return true;
+}
+
+}  // namespace
+
+Answer parse_answer(const std::string& frame) {
+  Answer a;
+  const std::string what = "the runner's answer";
+  try {
+    a.document = parse_json_bounded(frame, JsonLimits{}, what);
+  } catch (const JsonInputError& e) {
+    a.problem = e.what();
+    return a;
+  }
+  if (!a.document.is_object()) {
+    a.problem = what + ": is not a JSON object";
+  } else if (!a.document.contains("status") || !a.document["status"].is_string()) {
+    a.problem = what + ": has no string \"status\"";
+  } else if (!text_field(a.document, "what", a.what) || !text_field(a.document, "type", a.type)) {
+    a.problem = what + ": has a \"what\" or \"type\" that is not a string";
+  } else {
+    a.status = a.document["status"].get<std::string>().substr(0, 100);
+  }
+  return a;
+}
+
+std::vector<Diagnosis> diagnose_answer(Diagnoser diagnose, const CaseView& view) {
+  try {
+    return diagnose(view);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace course

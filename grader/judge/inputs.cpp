@@ -1,0 +1,223 @@
+#include "judge/inputs.hpp"
+
+#include <map>
+
+namespace course {
+
+namespace {
+
+// A problem at a place inside a fixture's input ("input.plan[2].k").
+struct BadField {
+  std::string where, problem;
+};
+
+[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw BadField{where, problem}; }
+
+std::string at(const std::string& where, const char* name) { return where + "." + name; }
+std::string at(const std::string& where, size_t i) { return where + "[" + std::to_string(i) + "]"; }
+
+const json& field(const json& object, const std::string& where, const char* name) {
+  if (!object.is_object()) bad(where, "must be an object, not " + json_excerpt(object, 40));
+  if (!object.contains(name)) bad(where, std::string("has no \"") + name + "\"");
+  return object[name];
+}
+
+bool in_range(const json& v, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return hi >= 0 && u <= uint64_t(hi) && (lo <= 0 || u >= uint64_t(lo));
+  }
+  return v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+}
+
+void whole(const json& v, const std::string& where, int64_t lo, int64_t hi) {
+  if (!in_range(v, lo, hi))
+    bad(where, "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " +
+                   json_excerpt(v, 40));
+}
+
+// A list of whole numbers in [lo, hi], at least min_size of them.
+void whole_list(const json& v, const std::string& where, int64_t lo, int64_t hi, size_t min_size) {
+  if (!v.is_array()) bad(where, "must be a list of whole numbers, not " + json_excerpt(v, 40));
+  if (v.size() < min_size) bad(where, "must not be empty");
+  for (size_t i = 0; i < v.size(); ++i) whole(v[i], at(where, i), lo, hi);
+}
+
+Tensor tensor_at(const json& v, const std::string& where) {
+  try {
+    return tensor_from_json(v);
+  } catch (const TensorError& e) {
+    bad(where, e.what());
+  }
+}
+
+void model_dim_floats(const Tensor& t, const std::string& where) {
+  if (t.data.size() != size_t(kInputModelDim))
+    bad(where, "must hold " + std::to_string(kInputModelDim) + " floats, not " + std::to_string(t.data.size()));
+}
+
+// {"kind": "synthetic", "config": "gpt2-small", "seed": N}: what bindings_decode.cpp builds.
+void check_weights(const json& w, const std::string& where) {
+  if (field(w, where, "kind") != "synthetic") bad(at(where, "kind"), "must be \"synthetic\"");
+  if (field(w, where, "config") != "gpt2-small") bad(at(where, "config"), "must be \"gpt2-small\"");
+  whole(field(w, where, "seed"), at(where, "seed"), 0, INT64_MAX);
+}
+
+void check_tokens(const json& input, const char* name, const std::string& where) {
+  whole_list(field(input, where, name), at(where, name), 0, kInputVocab - 1, 1);
+}
+
+// Stage cache-structure.
+void check_cache_plan(const json& input) {
+  const json& plan = field(input, "input", "plan");
+  if (!plan.is_array()) bad("input.plan", "must be a list of steps");
+  int64_t n_caches = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::string where = at("input.plan", i);
+    const json& op = field(plan[i], where, "op");
+    if (op == "create") {
+      ++n_caches;
+      continue;
+    }
+    if (op != "append" && op != "clone")
+      bad(at(where, "op"), "must be \"create\", \"append\" or \"clone\", not " + json_excerpt(op, 40));
+    if (n_caches == 0) bad(where, "names a cache before any was created");
+    whole(field(plan[i], where, "cache"), at(where, "cache"), 0, n_caches - 1);
+    if (op == "clone") {
+      ++n_caches;
+      continue;
+    }
+    model_dim_floats(tensor_at(field(plan[i], where, "k"), at(where, "k")), at(where, "k"));
+    model_dim_floats(tensor_at(field(plan[i], where, "v"), at(where, "v")), at(where, "v"));
+  }
+}
+
+// Stage multi-layer-cache.
+void check_layers(const json& input, const char* name) {
+  whole_list(field(input, "input", name), at("input", name), 0, kInputLayers - 1, 0);
+}
+
+// The attention probes: one layer's [n, 768] keys and values; returns n.
+int64_t check_probe_cache(const json& input) {
+  const Tensor keys = tensor_at(field(input, "input", "keys"), "input.keys");
+  const Tensor values = tensor_at(field(input, "input", "values"), "input.values");
+  if (keys.shape.size() != 2 || keys.shape[1] != kInputModelDim || values.shape != keys.shape)
+    bad("input", "\"keys\" and \"values\" must both be [n, 768]");
+  return keys.shape[0];
+}
+
+void check_attend_one(const json& input) {
+  check_probe_cache(input);
+  model_dim_floats(tensor_at(field(input, "input", "q"), "input.q"), "input.q");
+}
+
+void check_attend_causal(const json& input) {
+  const int64_t n = check_probe_cache(input);
+  const Tensor q = tensor_at(field(input, "input", "q"), "input.q");
+  if (q.shape.size() != 2 || q.shape[1] != kInputModelDim || q.shape[0] < 1 || q.shape[0] > n)
+    bad("input.q", "must be [n_rows, 768] with 1 <= n_rows <= the cache's length (" + std::to_string(n) + ")");
+}
+
+// Stages one-token and prefill.
+void check_token_run(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_tokens(input, "tokens", "input");
+}
+
+// Stage prefix-reuse.
+void check_prefix_reuse(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_tokens(input, "prefix", "input");
+  const json& suffixes = field(input, "input", "suffixes");
+  if (!suffixes.is_array() || suffixes.empty()) bad("input.suffixes", "must be a non-empty list of token lists");
+  for (size_t i = 0; i < suffixes.size(); ++i)
+    whole_list(suffixes[i], at("input.suffixes", i), 0, kInputVocab - 1, 1);
+}
+
+using InputCheck = void (*)(const json& input);
+
+// One entry per adapter of grader/runner/bindings_*.cpp.
+const std::map<std::string, InputCheck>& input_checks() {
+  static const std::map<std::string, InputCheck> table = {
+      {"run_cache_plan", check_cache_plan},
+      {"run_model_cache_shapes", [](const json& in) { check_layers(in, "appends"); }},
+      {"run_model_cache_clone",
+       [](const json& in) {
+         for (const char* name : {"before", "after_original", "after_clone"}) check_layers(in, name);
+       }},
+      {"attend_one", check_attend_one},
+      {"run_decode", check_token_run},
+      {"attend_causal", check_attend_causal},
+      {"run_prefill", check_token_run},
+      {"run_prefix_reuse", check_prefix_reuse},
+  };
+  return table;
+}
+
+std::string adapter_names() {
+  std::string names;
+  for (const auto& [name, check] : input_checks()) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> served_adapters() {
+  std::vector<std::string> names;
+  for (const auto& [name, check] : input_checks()) names.push_back(name);
+  return names;
+}
+
+void check_case_input(const Fixture& fixture) {
+  const std::string file = fixture.file.string();
+  auto it = input_checks().find(fixture.adapter);
+  if (it == input_checks().end())
+    throw FixtureError(file + ": adapter " + json_excerpt(json(fixture.adapter), 60) +
+                       " is not one the runners serve (they serve " + adapter_names() + ")");
+  try {
+    it->second(fixture.input);
+  } catch (const BadField& b) {
+    throw FixtureError(file + ": " + b.where + ": " + b.problem + " (adapter " + fixture.adapter + ")");
+  }
+}
+
+std::string setup_problem(const json& setup) {
+  if (!setup.is_object()) return "must be an object";
+  for (auto it = setup.begin(); it != setup.end(); ++it) {
+    if (it.key() != "weights")
+      return json_excerpt(json(it.key()), 40) + " is nothing a runner prepares (a setup holds only \"weights\")";
+    try {
+      check_weights(it.value(), "weights");
+    } catch (const BadField& b) {
+      return b.where + ": " + b.problem;
+    }
+  }
+  return "";
+}
+
+std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir, const std::string& slug,
+                                         const std::string& only_case) {
+  std::vector<Fixture> fixtures;
+  try {
+    std::map<std::string, std::filesystem::path> by_name;
+    for (const auto& file : list_fixtures(stage_dir)) {
+      Fixture fx = load_fixture(file);
+      if (fx.stage != slug)
+        throw FixtureError(file.string() + ": belongs to stage " + json_excerpt(json(fx.stage), 60) + ", not \"" +
+                           slug + "\"");
+      auto [earlier, fresh] = by_name.emplace(fx.name, file);
+      if (!fresh)
+        throw FixtureError(file.string() + ": case " + json_excerpt(json(fx.name), 60) + " is also the case of " +
+                           earlier->second.string());
+      check_case_input(fx);
+      if (only_case.empty() || fx.name == only_case) fixtures.push_back(std::move(fx));
+    }
+  } catch (const FixtureError& e) {
+    throw FixtureError(std::string("the course is broken: ") + e.what());
+  }
+  if (fixtures.empty()) throw FixtureError("stage " + slug + " has no case named \"" + only_case + "\"");
+  return fixtures;
+}
+
+}  // namespace course

@@ -1,0 +1,109 @@
+// The grader's own check of fixture inputs (judge/inputs.hpp): it mirrors the runners'
+// bindings, accepts every committed fixture, and names the problem of a broken one.
+#include "judge/inputs.hpp"
+
+#include <gtest/gtest.h>
+
+#include "course/kvcache.hpp"
+#include "gpt2.hpp"
+#include "judge/stages.hpp"
+#include "runner/bindings.hpp"
+#include "test_support.hpp"
+
+using namespace course;
+using testing_support::source_dir;
+
+namespace {
+
+Fixture fixture_with(const std::string& adapter, const json& input) {
+  Fixture f;
+  f.file = "fixtures/x/01-case.json";
+  f.adapter = adapter;
+  f.input = input;
+  return f;
+}
+
+// The FixtureError of checking (adapter, input), or "" when it passes.
+std::string input_error(const std::string& adapter, const json& input) {
+  try {
+    check_case_input(fixture_with(adapter, input));
+  } catch (const FixtureError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json floats(size_t n) {
+  Tensor t;
+  t.shape = {int64_t(n)};
+  t.data.assign(n, 0.5f);
+  return tensor_to_json(t, TensorEncoding::base64);
+}
+
+json weights() { return {{"kind", "synthetic"}, {"config", "gpt2-small"}, {"seed", 2026}}; }
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(inputs, the_table_names_exactly_the_adapters_a_runner_serves) {
+  std::vector<std::string> runner;
+  for (const auto& [name, binding] : adapter_table()) runner.push_back(name);
+  EXPECT_EQ(served_adapters(), runner);
+}
+
+TEST(inputs, the_sizes_are_the_course_and_model_sizes) {
+  EXPECT_EQ(kInputLayers, n_layers);
+  EXPECT_EQ(kInputModelDim, d_model);
+  EXPECT_EQ(kInputVocab, gpt2::gpt2_small().vocab);
+}
+
+TEST(inputs, every_committed_fixture_and_stage_setup_passes) {
+  for (const Stage& stage : stage_table()) {
+    EXPECT_EQ(setup_problem(stage.setup), "") << stage.slug;
+    const auto fixtures = load_stage_fixtures(source_dir() / "fixtures" / stage.slug, stage.slug, "");
+    EXPECT_FALSE(fixtures.empty()) << stage.slug;
+  }
+}
+
+TEST(inputs, an_unknown_adapter_is_named_with_the_ones_served) {
+  const std::string message = input_error("run_cache_plann", json::object());
+  EXPECT_TRUE(has(message, "fixtures/x/01-case.json: adapter \"run_cache_plann\" is not one the runners serve"))
+      << message;
+  EXPECT_TRUE(has(message, "run_cache_plan, run_decode")) << message;
+}
+
+TEST(inputs, a_malformed_input_names_the_field) {
+  const json plan = {{"plan", {{{"op", "create"}}, {{"op", "append"}, {"cache", 0}, {"k", floats(768)}, {"v", floats(5)}}}}};
+  EXPECT_TRUE(has(input_error("run_cache_plan", plan), "input.plan[1].v: must hold 768 floats, not 5"));
+  EXPECT_TRUE(has(input_error("run_cache_plan", {{"plan", {{{"op", "append"}, {"cache", 0}}}}}),
+                  "input.plan[0]: names a cache before any was created"));
+  EXPECT_TRUE(has(input_error("run_cache_plan", {{"plan", {{{"op", "grow"}}}}}), "input.plan[0].op: must be"));
+  EXPECT_TRUE(has(input_error("run_model_cache_shapes", {{"appends", {0, 12}}}),
+                  "input.appends[1]: must be a whole number from 0 to 11, not 12"));
+  // 2^32 + 1 would become layer 1 as an int: refused whole.
+  EXPECT_TRUE(has(input_error("run_model_cache_shapes", {{"appends", {uint64_t(4294967297)}}}), "not 4294967297"));
+  EXPECT_TRUE(has(input_error("run_model_cache_clone", {{"before", json::array()}, {"after_clone", json::array()}}),
+                  "input: has no \"after_original\""));
+  EXPECT_TRUE(has(input_error("run_decode", {{"weights", weights()}, {"tokens", {464, 50257}}}),
+                  "input.tokens[1]: must be a whole number from 0 to 50256"));
+  EXPECT_TRUE(has(input_error("run_prefill", {{"weights", weights()}, {"tokens", json::array()}}),
+                  "input.tokens: must not be empty"));
+  json w = weights();
+  w["seed"] = -1;
+  EXPECT_TRUE(has(input_error("run_decode", {{"weights", w}, {"tokens", {1}}}), "input.weights.seed"));
+  EXPECT_TRUE(has(input_error("run_prefix_reuse", {{"weights", weights()}, {"prefix", {1}}, {"suffixes", {{1}, "x"}}}),
+                  "input.suffixes[1]: must be a list of whole numbers"));
+  EXPECT_TRUE(has(input_error("attend_one", {{"keys", floats(768)}, {"values", floats(768)}, {"q", floats(768)}}),
+                  "\"keys\" and \"values\" must both be [n, 768]"));
+  EXPECT_TRUE(has(input_error("attend_one", {{"keys", 5}}), "input.keys: a tensor must be a JSON object"));
+  EXPECT_TRUE(has(input_error("run_decode", json::array()), "input: must be an object"));
+}
+
+TEST(inputs, a_setup_a_runner_cannot_prepare_is_named) {
+  EXPECT_EQ(setup_problem(json::object()), "");
+  EXPECT_EQ(setup_problem({{"weights", weights()}}), "");
+  EXPECT_TRUE(has(setup_problem({{"weight", weights()}}), "\"weight\" is nothing a runner prepares"));
+  EXPECT_TRUE(has(setup_problem({{"weights", {{"seed", 1}}}}), "weights: has no \"kind\""));
+  EXPECT_EQ(setup_problem(json::array()), "must be an object");
+}
