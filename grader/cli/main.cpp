@@ -296,12 +296,65 @@ void write_results(std::ostream& out, const std::string& format, const std::vect
   if (format == "exercism") out << dump_json(exercism_results(results)) << "\n";
 }
 
-}  // namespace
+// What a grading run needs beyond the command line.
+struct Run {
+  GradeOptions options;
+  sandbox::Isolation isolation;
+  TextStyle style;
+  bool explicit_runner = false;
+  bool track_progress = false;
+  fs::path progress_file;
+};
 
-int main(int argc, char** argv) {
+// --watch: its flags checked, then the learner's loop (watch.hpp).
+int watch(const Cli& cli, Output& output, const Stage* stage, const Run& run) {
+  if (cli.all) return output.error("--watch grades one stage at a time: give --stage, or nothing");
+  if (cli.format != "text" || !cli.output_file.empty())
+    return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
+  if (run.explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
+    return output.error("--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
+  WatchOptions w;
+  w.stage = stage;
+  w.folders = watch_folders(cli);
+  w.display_root = course_root();
+  w.rebuild_command = rebuild_command(cli);
+  w.quick_rebuild_command = quick_rebuild_command(cli);
+  w.grade = run.options;
+  w.force_poll = cli.poll;
+  w.max_rounds = cli.max_rounds;
+  w.track_progress = run.track_progress;
+  w.progress_file = run.progress_file;
+  w.style = run.style;
+  w.clear_screen = ::isatty(STDOUT_FILENO);
+  w.sandbox = run.isolation.full()                          ? "sandbox on"
+              : run.isolation.mode == sandbox::Mode::off ? "sandbox off"
+                                                         : "sandbox degraded";
+  return run_watch(w);
+}
+
+// Grades the stages in order, printing each (text) and recording progress. Throws for an
+// environment error (a broken fixture, a runner that cannot start).
+std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const Stage*>& todo, const Run& run,
+                                      Progress& progress, std::ostream& out) {
+  std::vector<StageResult> results;
+  for (const Stage* s : todo) {
+    results.push_back(grade_stage(*s, run.options));
+    if (cli.format == "text") {
+      print_stage_text(out, results.back(), run.style);
+      if (todo.size() > 1) out << "\n";
+    }
+    if (run.track_progress && cli.only_case.empty()) {
+      progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
+      progress.save(run.progress_file);
+    }
+  }
+  return results;
+}
+
+// Parses the command line and loads the stage table; -1 to go on, else the exit status.
+int parse_command_line(int argc, char** argv, Cli& cli) {
   CLI::App app{
       "Grades the KV-cache course, stage by stage, at atol=0 against the reference's fixtures."};
-  Cli cli;
   add_options(app, cli);
   try {
     app.parse(argc, argv);
@@ -311,13 +364,20 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-
   try {
     stage_table();  // the course's stage list: nothing works without it
   } catch (const CourseError& e) {
     std::cerr << "grader: the course is broken: " << e.what() << "\n";
     return kExitUsage;
   }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli;
+  if (int status = parse_command_line(argc, argv, cli); status >= 0) return status;
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -349,43 +409,21 @@ int main(int argc, char** argv) {
   if (todo.empty())
     for (const Stage& s : stage_table()) todo.push_back(&s);
 
-  GradeOptions options;
-  options.runner = cli.runner_path;
-  options.fixtures_root = cli.fixtures_dir;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
-  options.only_case = cli.only_case;
+  Run run;
+  run.options.runner = cli.runner_path;
+  run.options.fixtures_root = cli.fixtures_dir;
+  run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
+  run.options.only_case = cli.only_case;
   std::string sandbox_error;
-  const sandbox::Isolation isolation = prepare_sandbox(cli, options, sandbox_error);
+  run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
   if (!sandbox_error.empty()) return output.error(sandbox_error);
+  run.style.color = use_color(cli.format, cli.output_file);
+  run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
+  run.explicit_runner = explicit_runner;
+  run.track_progress = track_progress;
+  run.progress_file = progress_file;
 
-  TextStyle style;
-  style.color = use_color(cli.format, cli.output_file);
-  style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
-
-  if (cli.watch) {
-    if (cli.all)
-      return output.error("--watch grades one stage at a time: give --stage, or nothing");
-    if (cli.format != "text" || !cli.output_file.empty())
-      return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
-    if (explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
-      return output.error(
-          "--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
-    WatchOptions w;
-    w.stage = todo.front();
-    w.folders = watch_folders(cli);
-    w.display_root = course_root();
-    w.rebuild_command = rebuild_command(cli);
-    w.quick_rebuild_command = quick_rebuild_command(cli);
-    w.grade = options;
-    w.force_poll = cli.poll;
-    w.max_rounds = cli.max_rounds;
-    w.track_progress = track_progress;
-    w.progress_file = progress_file;
-    w.style = style;
-    w.clear_screen = ::isatty(STDOUT_FILENO);
-    w.sandbox = isolation.full() ? "sandbox on" : isolation.mode == sandbox::Mode::off ? "sandbox off" : "sandbox degraded";
-    return run_watch(w);
-  }
+  if (cli.watch) return watch(cli, output, todo.front(), run);
 
   std::ostream& out = output.stream();
   if (cli.rebuild) {
@@ -401,21 +439,11 @@ int main(int argc, char** argv) {
 
   std::vector<StageResult> results;
   try {
-    for (const Stage* s : todo) {
-      results.push_back(grade_stage(*s, options));
-      if (cli.format == "text") {
-        print_stage_text(out, results.back(), style);
-        if (todo.size() > 1) out << "\n";
-      }
-      if (track_progress && cli.only_case.empty()) {
-        progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
-        progress.save(progress_file);
-      }
-    }
+    results = grade_stages(cli, todo, run, progress, out);
   } catch (const std::exception& e) {
     return output.error(e.what());
   }
-  write_results(out, cli.format, results, isolation);
+  write_results(out, cli.format, results, run.isolation);
   if (!output.commit()) return kExitUsage;
 
   bool passed = true;
