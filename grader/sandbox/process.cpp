@@ -106,8 +106,19 @@ void RunnerProcess::start() {
   crash_fd_ = s.crash_fd;
   output_fd_ = s.output_fd;
   status_fd_ = s.status_fd;
+  runner_pid_ = supervised_ ? sandbox::runner_of(pid_) : pid_;
   for (int fd : {request_fd_, response_fd_, crash_fd_, output_fd_}) set_nonblocking(fd);
   g_active.store(supervised_ ? pid_ : -pid_);
+}
+
+// What the runner started during the case dies with the case; the runner stays for the
+// next one.
+void RunnerProcess::end_case() {
+  if (isolation_.mode == sandbox::Mode::off || pid_ <= 0 || runner_pid_ <= 0) return;
+  if (supervised_)
+    sandbox::kill_descendants(pid_, runner_pid_, false);  // the namespace's first process reaps
+  else
+    sandbox::kill_descendants(::getpid(), runner_pid_, true);
 }
 
 void RunnerProcess::forget() {
@@ -202,6 +213,7 @@ Exchange RunnerProcess::exchange(const std::string& request, std::chrono::millis
   auto finish = [&](Exchange::Outcome outcome) {
     drain_output();
     if (outcome == Exchange::Outcome::timeout || outcome == Exchange::Outcome::broken) kill_and_reap();
+    if (outcome == Exchange::Outcome::response) end_case();
     ex.outcome = outcome;
     ex.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return ex;

@@ -56,6 +56,7 @@ class RunnerProcess {
 
  private:
   void kill_and_reap();
+  void end_case();
   void forget();
   std::string collect_death(const std::string& output);
   Exchange::Outcome take_answer(MessageReader& reader, uint64_t id, Exchange& ex);
@@ -64,6 +65,7 @@ class RunnerProcess {
   sandbox::Config config_;
   sandbox::Isolation isolation_;
   pid_t pid_ = -1;
+  pid_t runner_pid_ = -1;  // the runner itself (pid_ is its supervisor when supervised)
   bool supervised_ = false;
   bool reaped_ = false;   // not supervised: waitpid already collected it
   int request_fd_ = -1;   // our end of the child's fd 3

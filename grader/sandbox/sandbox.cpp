@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -441,18 +442,51 @@ Spawned spawn(const std::string& executable, const Isolation& iso, const Limits&
   return s;
 }
 
+namespace {
+
+// The children of every thread of `pid` (/proc/PID/task/TID/children), zombies left out.
+std::vector<pid_t> live_children(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream list(task.path() / "children");
+    for (pid_t child; list >> child;) {
+      std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t end = line.rfind(')');  // "pid (name) S ..."
+      if (end != std::string::npos && end + 2 < line.size() && line[end + 2] != 'Z') out.push_back(child);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void kill_descendants(pid_t root, pid_t keep, bool reap) {
+  for (int round = 0; round < 100; ++round) {
+    std::vector<pid_t> doomed, todo = live_children(root);
+    while (!todo.empty()) {
+      const pid_t pid = todo.back();
+      todo.pop_back();
+      if (pid != keep) doomed.push_back(pid);
+      for (pid_t child : live_children(pid)) todo.push_back(child);
+    }
+    if (doomed.empty()) return;
+    for (pid_t pid : doomed) ::kill(pid, SIGKILL);
+    if (reap)
+      for (pid_t pid : doomed) ::waitpid(pid, nullptr, 0);  // only the caller's children are waited for
+  }
+}
+
 void sweep(const Isolation& iso) {
   if (iso.namespaces || iso.mode == Mode::off) return;
-  // Orphans of the runner were re-parented to the grader (its subreaper): kill and reap
-  // them until none is left, their own children included.
-  for (int round = 0; round < 100; ++round) {
-    std::vector<pid_t> children;
-    std::ifstream list("/proc/self/task/" + std::to_string(::getpid()) + "/children");
-    for (pid_t pid; list >> pid;) children.push_back(pid);
-    if (children.empty()) return;
-    for (pid_t pid : children) ::kill(pid, SIGKILL);
-    for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
-  }
+  kill_descendants(::getpid(), 0, true);
+}
+
+pid_t runner_of(pid_t supervisor) {
+  const std::vector<pid_t> children = live_children(supervisor);
+  return children.size() == 1 ? children[0] : -1;
 }
 
 bool uses_address_sanitizer(const std::string& executable) {

@@ -81,9 +81,19 @@ struct Spawned {
 // naming the step that failed.
 Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits);
 
+// Kills every live process below `root` but `keep`, whose own descendants die too, until
+// none is left; with `reap`, waits for those that are the caller's children. Between
+// cases it ends what the runner started during the case (root: the namespace's first
+// process; without namespaces the grader itself, the runner's orphans' subreaper).
+void kill_descendants(pid_t root, pid_t keep, bool reap);
+
 // After a runner without namespaces ended: kills and reaps whatever it left (children
 // re-parented to the grader, which is their subreaper). No-op with namespaces.
 void sweep(const Isolation& iso);
+
+// The runner's pid, as the grader sees it: the only child of the namespace's first
+// process right after it started the runner. -1 when there is none.
+pid_t runner_of(pid_t supervisor);
 
 // Is `executable` built with AddressSanitizer (it reserves terabytes of address space,
 // so RLIMIT_AS cannot apply)? Cached by path, size and modification time.

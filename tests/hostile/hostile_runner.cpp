@@ -24,6 +24,8 @@
 //   escapes       prints terminal escape sequences and a fake "PASS" line
 //   network       connects to 127.0.0.1:$KVCOURSE_HOSTILE_PORT and to the abstract unix
 //                 socket $KVCOURSE_HOSTILE_TARGET
+//   linger        starts a child in its own session, then in each later case says whether
+//                 it is still alive
 //   setup_fails   answers a stage's setup request with an exception
 //   setup_hangs   never answers a stage's setup request
 #include <fcntl.h>
@@ -31,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -66,6 +69,7 @@ std::string env(const char* name) {
 
 const std::string g_mode = env("KVCOURSE_HOSTILE");
 bool g_target = false;  // this request is the attacked case, 02-one-append
+pid_t g_lingering = 0;  // mode linger: the child started in 02-one-append
 
 bool read_exactly(int fd, char* p, size_t n) {
   while (n > 0) {
@@ -259,8 +263,22 @@ bool attack_channel(uint64_t id, const json& request) {
   return false;
 }
 
+void linger() {
+  if (g_target) {
+    g_lingering = ::fork();
+    if (g_lingering == 0) {
+      ::setsid();
+      while (true) ::pause();
+    }
+  } else if (g_lingering > 0) {
+    const pid_t done = ::waitpid(g_lingering, nullptr, WNOHANG);
+    std::printf("the child of 02-one-append: %s\n", done == 0 ? "ALIVE" : "gone");
+  }
+}
+
 json answer(uint64_t id, const json& request, bool& sent) {
   sent = false;
+  if (g_mode == "linger") linger();
   if (g_mode == "steal") return steal(request);
   if (g_mode == "setsid" && g_target) start_rewriter();
   if (g_mode == "signal" && g_target) try_signals();

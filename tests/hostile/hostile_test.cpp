@@ -217,6 +217,13 @@ TEST_F(hostile, a_fork_bomb_stops_at_the_process_limit_and_dies_with_the_case) {
   EXPECT_TRUE(contains(g.case_text(1), "then: Resource temporarily unavailable")) << g.case_text(1);
 }
 
+TEST_F(hostile, what_a_case_starts_dies_with_the_case) {
+  Graded g = grade("linger", dir_);
+  expect_clean(g);
+  EXPECT_EQ(g.passed(), 8) << g.output;
+  for (int i = 2; i < 8; ++i) EXPECT_TRUE(contains(g.case_text(i), "the child of 02-one-append: gone")) << g.case_text(i);
+}
+
 TEST_F(hostile, allocating_6_gb_is_refused) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer runners have no address-space limit (it reserves terabytes)";
