@@ -141,9 +141,20 @@ void RunnerProcess::kill_and_reap() {
 void RunnerProcess::stop() {
   if (pid_ <= 0) return;
   close_fd(request_fd_);  // end of requests: a healthy runner exits on its own
+  if (supervised_) {
+    // The first process writes the runner's status, then exits: wait for that event.
+    pollfd pfd{status_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 500) > 0) {
+      ::waitpid(pid_, nullptr, 0);
+      forget();
+    } else {
+      kill_and_reap();
+    }
+    return;
+  }
   for (int i = 0; i < 100; ++i) {
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      if (!supervised_) ::kill(-pid_, SIGKILL);  // anything it left behind in its group
+      ::kill(-pid_, SIGKILL);  // anything it left behind in its group
       forget();
       return;
     }
