@@ -10,34 +10,40 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wire/protocol.hpp"
 
 namespace {
 
+using Frames = std::vector<std::pair<uint64_t, std::string>>;  // (id, payload)
+
 // The messages MessageReader finds, feeding it chunks of 1 to 16 bytes.
-std::vector<std::string> by_reader(const std::string& bytes) {
-  std::vector<std::string> out;
+Frames by_reader(const std::string& bytes) {
+  Frames out;
   course::MessageReader reader;
   size_t at = 0;
   while (at < bytes.size() && !reader.oversized()) {
     const size_t chunk = std::min<size_t>(bytes.size() - at, 1 + (uint8_t(bytes[at]) & 15));
     reader.feed(bytes.data() + at, chunk);
     at += chunk;
-    while (reader.complete()) out.push_back(reader.take());
+    while (reader.complete()) {
+      course::Frame f = reader.take();
+      out.emplace_back(f.id, std::move(f.payload));
+    }
   }
   return out;
 }
 
 // The messages read_message finds, reading the bytes from a memory file.
-std::vector<std::string> by_read_message(const std::string& bytes) {
-  std::vector<std::string> out;
+Frames by_read_message(const std::string& bytes) {
+  Frames out;
   const int fd = memfd_create("frames", 0);
   if (fd < 0) return out;
   if (::write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()) && ::lseek(fd, 0, SEEK_SET) == 0) {
     try {
-      while (auto message = course::read_message(fd)) out.push_back(*message);
+      while (auto f = course::read_message(fd)) out.emplace_back(f->id, std::move(f->payload));
     } catch (const std::runtime_error&) {  // truncated or oversized: stops there
     }
   }
@@ -49,7 +55,7 @@ std::vector<std::string> by_read_message(const std::string& bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
-  const std::vector<std::string> a = by_reader(bytes), b = by_read_message(bytes);
+  const Frames a = by_reader(bytes), b = by_read_message(bytes);
   if (a != b) std::abort();  // the two ends of the channel disagree on the framing
   return 0;
 }

@@ -2,8 +2,8 @@
 //
 // The declarations, with the exact contract of each function, are in
 // include/course/decode.hpp; read them first. This file puts your KV cache (stages 1-2)
-// to work in GPT-2 small. The model (model/gpt2.hpp) already does every step that works
-// on one row at a time; what you write is the part that needs the cache:
+// to work in GPT-2 small. The model (model/include/gpt2.hpp) already does every step that
+// works on one row at a time; what you write is the part that needs the cache:
 //
 //   x = model.embed(token, position)            // [n_rows, d_model] residual stream
 //   for each layer l:
@@ -13,11 +13,12 @@
 //     model.finish_block(l, attn, x)            // x changes in place
 //   logits = model.logits(x of the last row)    // [vocab]
 //
-// Attention is built from gpt2::dot, gpt2::softmax and gpt2::weighted_sum (model/ops.hpp),
-// scaled by gpt2::attention_scale(64) = 0.125f. model/DETERMINISM.md spells out the loop
-// that gives the reference's numbers bit for bit. Another summation order gives numbers
-// that are close but not equal, and so can std::exp (a libm's exp may round differently
-// from gpt2::exp on some inputs or on another machine); the grader compares at atol = 0.
+// Attention is built from gpt2::dot, gpt2::softmax and gpt2::weighted_sum
+// (model/include/ops.hpp), scaled by gpt2::attention_scale(64) = 0.125f.
+// model/DETERMINISM.md spells out the loop that gives the reference's numbers bit for bit.
+// Another summation order gives numbers that are close but not equal, and so can std::exp
+// (a libm's exp may round differently from gpt2::exp on some inputs or on another
+// machine); the grader compares at atol = 0.
 //
 // This file leaves out sampling (choosing the next token from the logits) and batching
 // several sequences: one sequence, tokens given.

@@ -18,7 +18,7 @@ foreach(file IN LISTS KVCOURSE_REFERENCE_SOURCES)
   endif()
   list(APPEND sandbox_sources ${KVCOURSE_WATCH_SANDBOX}/src/${name})
 endforeach()
-add_course_runner(watch-sandbox ${sandbox_sources})
+add_course_runner(watch-sandbox ${sandbox_sources} LEARNER_DIRS ${KVCOURSE_WATCH_SANDBOX}/src)
 set_target_properties(runner-watch-sandbox PROPERTIES EXCLUDE_FROM_ALL TRUE)
 
 kvcourse_test(loop_cli_test SOURCES loop_cli_test.cpp LIBS nlohmann_json::nlohmann_json util)

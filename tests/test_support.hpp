@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #ifndef KVCOURSE_SOURCE_DIR
 #error "the build defines KVCOURSE_SOURCE_DIR"
@@ -63,6 +65,33 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Processes whose environment holds `entry` ("NAME=value"): what is left of a command
+// started with that variable. Reads /proc/PID/environ, which the test may read for its own
+// uid's processes and, as root, for every one.
+inline std::vector<int> processes_with_environment(const std::string& entry) {
+  std::vector<int> found;
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = dir.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoi(name) == ::getpid()) continue;
+    std::ifstream in(dir.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(in, var, '\0'))
+      if (var == entry) {
+        found.push_back(std::stoi(name));
+        break;
+      }
+  }
+  return found;
+}
+
+// A value no other process has: for a variable that marks a command's processes.
+inline std::string unique_token() {
+  std::random_device rd;
+  return std::to_string(::getpid()) + "-" + std::to_string(rd()) + std::to_string(rd());
+}
 
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

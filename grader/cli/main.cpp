@@ -5,21 +5,24 @@
 //
 // `grader` alone grades the first stage not passed yet; `--watch` keeps grading it on
 // every save (watch.hpp); `--format gradescope|exercism` writes those platforms' results.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "cli/formats.hpp"
 #include "sandbox/process.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
+#include "cli/results_file.hpp"
 #include "cli/watch.hpp"
+#include "sandbox/sandbox.hpp"
 
 #ifndef KVCOURSE_BINARY_DIR
 #define KVCOURSE_BINARY_DIR ""
@@ -51,6 +54,7 @@ struct Cli {
   std::vector<std::string> watch_dirs;
   std::string build_dir, rebuild_command, rebuild_target;
   int max_rounds = 0;
+  std::string sandbox = "auto";
 };
 
 fs::path exe_dir() {
@@ -147,28 +151,48 @@ std::vector<fs::path> watch_folders(const Cli& cli) {
 
 // Where results go, and how an error is reported there: on stderr always, and for the
 // autograder formats also as a results document, so the platform shows the learner why.
+// With --output, the file never holds a partial document: it says "did not finish"
+// from the start, and the results replace it in one rename (results_file.hpp).
 class Output {
  public:
   explicit Output(const Cli& cli) : cli_(cli) {}
 
   bool open() {
     if (cli_.output_file.empty()) return true;
-    file_.open(cli_.output_file);
-    if (!file_) std::cerr << "grader: cannot write " << cli_.output_file << "\n";
-    return bool(file_);
+    return write_file(error_document("grading did not finish (the grader was stopped or crashed)"));
   }
-  std::ostream& stream() { return cli_.output_file.empty() ? std::cout : file_; }
+  std::ostream& stream() { return cli_.output_file.empty() ? static_cast<std::ostream&>(std::cout) : buffer_; }
 
   int error(const std::string& message, int exit_code = kExitUsage) {
     std::cerr << "grader: " << message << "\n";
-    if (cli_.format == "gradescope") stream() << dump_json(gradescope_error(message)) << "\n";
-    if (cli_.format == "exercism") stream() << dump_json(exercism_error(message)) << "\n";
+    if (!cli_.output_file.empty()) {
+      write_file(error_document(message));
+    } else if (cli_.format == "gradescope" || cli_.format == "exercism") {
+      std::cout << error_document(message);
+    }
     return exit_code;
   }
 
+  // With --output: the buffered results replace the file. False (with a message) if not.
+  bool commit() { return cli_.output_file.empty() || write_file(buffer_.str()); }
+
  private:
+  std::string error_document(const std::string& message) const {
+    if (cli_.format == "gradescope") return dump_json(gradescope_error(message)) + "\n";
+    if (cli_.format == "exercism") return dump_json(exercism_error(message)) + "\n";
+    if (cli_.format == "json")
+      return dump_json({{"passed", false}, {"error", message}, {"stages", json::array()}}) + "\n";
+    return "grader: " + message + "\n";
+  }
+
+  bool write_file(const std::string& content) {
+    const std::string problem = replace_file_atomically(cli_.output_file, content);
+    if (!problem.empty()) std::cerr << "grader: " << problem << "\n";
+    return problem.empty();
+  }
+
   const Cli& cli_;
-  std::ofstream file_;
+  std::ostringstream buffer_;
 };
 
 void add_options(CLI::App& app, Cli& cli) {
@@ -206,6 +230,11 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--rebuild-command", cli.rebuild_command,
                  "Shell command that rebuilds the runner (default: cmake --build <build-dir> "
                  "--target runner-<impl>)");
+  app.add_option("--sandbox", cli.sandbox,
+                 "How the runner is contained: auto (full isolation where the kernel allows it, "
+                 "else degraded with a warning), strict (refuse to grade without it), off "
+                 "(debugging: a plain child)")
+      ->check(CLI::IsMember({"auto", "strict", "off"}));
   app.add_option("--max-rounds", cli.max_rounds,
                  "With --watch: stop after this many verdicts (for scripts)")
       ->check(CLI::PositiveNumber);
@@ -231,12 +260,101 @@ std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progre
   return todo;
 }
 
-}  // namespace
+// The isolation runners get (sandbox.hpp), checked against --sandbox: strict refuses to
+// grade without the full one, auto warns in one line. The rebuild's compiler launcher
+// reads the mode from $KVCOURSE_SANDBOX.
+sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::string& error) {
+  sandbox::Mode mode = sandbox::Mode::automatic;
+  sandbox::parse_mode(cli.sandbox, mode);
+  ::setenv("KVCOURSE_SANDBOX", cli.sandbox.c_str(), 1);
+  options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s)};
+  const sandbox::Isolation isolation = sandbox::probe(mode);
+  if (mode == sandbox::Mode::strict && !isolation.full())
+    error = "--sandbox=strict: the runner cannot be fully isolated here (" + isolation.missing + ")";
+  else if (mode == sandbox::Mode::automatic && !isolation.full())
+    std::cerr << "grader: warning: " << isolation.describe() << "\n";
+  // Without namespaces the runner shares the grader's uid (unless root): keep it from
+  // reading this process's memory, which holds the expected answers.
+  if (!isolation.namespaces && mode != sandbox::Mode::off) ::prctl(PR_SET_DUMPABLE, 0);
+  return isolation;
+}
 
-int main(int argc, char** argv) {
+// The results in the chosen format, with the isolation the runners had.
+void write_results(std::ostream& out, const std::string& format, const std::vector<StageResult>& results,
+                   const sandbox::Isolation& isolation) {
+  if (format == "text") out << isolation.describe() << "\n";
+  if (format == "json") {
+    json document = results_json(results);
+    document["sandbox"] = {{"full", isolation.full()}, {"isolation", isolation.describe()}};
+    out << dump_json(document) << "\n";
+  }
+  if (format == "gradescope") {
+    json document = gradescope_results(results);
+    document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe();
+    out << dump_json(document) << "\n";
+  }
+  if (format == "exercism") out << dump_json(exercism_results(results)) << "\n";
+}
+
+// What a grading run needs beyond the command line.
+struct Run {
+  GradeOptions options;
+  sandbox::Isolation isolation;
+  TextStyle style;
+  bool explicit_runner = false;
+  bool track_progress = false;
+  fs::path progress_file;
+};
+
+// --watch: its flags checked, then the learner's loop (watch.hpp).
+int watch(const Cli& cli, Output& output, const Stage* stage, const Run& run) {
+  if (cli.all) return output.error("--watch grades one stage at a time: give --stage, or nothing");
+  if (cli.format != "text" || !cli.output_file.empty())
+    return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
+  if (run.explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
+    return output.error("--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
+  WatchOptions w;
+  w.stage = stage;
+  w.folders = watch_folders(cli);
+  w.display_root = course_root();
+  w.rebuild_command = rebuild_command(cli);
+  w.quick_rebuild_command = quick_rebuild_command(cli);
+  w.grade = run.options;
+  w.force_poll = cli.poll;
+  w.max_rounds = cli.max_rounds;
+  w.track_progress = run.track_progress;
+  w.progress_file = run.progress_file;
+  w.style = run.style;
+  w.clear_screen = ::isatty(STDOUT_FILENO);
+  w.sandbox = run.isolation.full()                          ? "sandbox on"
+              : run.isolation.mode == sandbox::Mode::off ? "sandbox off"
+                                                         : "sandbox degraded";
+  return run_watch(w);
+}
+
+// Grades the stages in order, printing each (text) and recording progress. Throws for an
+// environment error (a broken fixture, a runner that cannot start).
+std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const Stage*>& todo, const Run& run,
+                                      Progress& progress, std::ostream& out) {
+  std::vector<StageResult> results;
+  for (const Stage* s : todo) {
+    results.push_back(grade_stage(*s, run.options));
+    if (cli.format == "text") {
+      print_stage_text(out, results.back(), run.style);
+      if (todo.size() > 1) out << "\n";
+    }
+    if (run.track_progress && cli.only_case.empty()) {
+      progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
+      progress.save(run.progress_file);
+    }
+  }
+  return results;
+}
+
+// Parses the command line and loads the stage table; -1 to go on, else the exit status.
+int parse_command_line(int argc, char** argv, Cli& cli) {
   CLI::App app{
       "Grades the KV-cache course, stage by stage, at atol=0 against the reference's fixtures."};
-  Cli cli;
   add_options(app, cli);
   try {
     app.parse(argc, argv);
@@ -246,13 +364,20 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-
   try {
     stage_table();  // the course's stage list: nothing works without it
   } catch (const CourseError& e) {
     std::cerr << "grader: the course is broken: " << e.what() << "\n";
     return kExitUsage;
   }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli;
+  if (int status = parse_command_line(argc, argv, cli); status >= 0) return status;
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -276,44 +401,29 @@ int main(int argc, char** argv) {
   std::string usage_error;
   std::vector<const Stage*> todo = stages_to_grade(cli, progress, track_progress, usage_error);
   if (!usage_error.empty()) return output.error(usage_error);
-  if (todo.empty()) {
-    std::cout << "Every stage passes. `grader --all` grades them again.\n";
-    return kExitPass;
+  if (todo.empty() && (cli.format == "text" || cli.watch)) {
+    output.stream() << "Every stage passes. `grader --all` grades them again.\n";
+    return output.commit() ? kExitPass : kExitUsage;
   }
+  // A results document for a platform always says what is true of every stage.
+  if (todo.empty())
+    for (const Stage& s : stage_table()) todo.push_back(&s);
 
-  GradeOptions options;
-  options.runner = cli.runner_path;
-  options.fixtures_root = cli.fixtures_dir;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
-  options.only_case = cli.only_case;
+  Run run;
+  run.options.runner = cli.runner_path;
+  run.options.fixtures_root = cli.fixtures_dir;
+  run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
+  run.options.only_case = cli.only_case;
+  std::string sandbox_error;
+  run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
+  if (!sandbox_error.empty()) return output.error(sandbox_error);
+  run.style.color = use_color(cli.format, cli.output_file);
+  run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
+  run.explicit_runner = explicit_runner;
+  run.track_progress = track_progress;
+  run.progress_file = progress_file;
 
-  TextStyle style;
-  style.color = use_color(cli.format, cli.output_file);
-  style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
-
-  if (cli.watch) {
-    if (cli.all)
-      return output.error("--watch grades one stage at a time: give --stage, or nothing");
-    if (cli.format != "text" || !cli.output_file.empty())
-      return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
-    if (explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
-      return output.error(
-          "--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
-    WatchOptions w;
-    w.stage = todo.front();
-    w.folders = watch_folders(cli);
-    w.display_root = course_root();
-    w.rebuild_command = rebuild_command(cli);
-    w.quick_rebuild_command = quick_rebuild_command(cli);
-    w.grade = options;
-    w.force_poll = cli.poll;
-    w.max_rounds = cli.max_rounds;
-    w.track_progress = track_progress;
-    w.progress_file = progress_file;
-    w.style = style;
-    w.clear_screen = ::isatty(STDOUT_FILENO);
-    return run_watch(w);
-  }
+  if (cli.watch) return watch(cli, output, todo.front(), run);
 
   std::ostream& out = output.stream();
   if (cli.rebuild) {
@@ -323,29 +433,18 @@ int main(int argc, char** argv) {
       if (cli.format != "text")
         return output.error("the code does not compile:\n" + errors, kExitFail);
       out << "The code does not compile. The compiler's first errors:\n\n" << errors;
-      return kExitFail;
+      return output.commit() ? kExitFail : kExitUsage;
     }
   }
 
   std::vector<StageResult> results;
   try {
-    for (const Stage* s : todo) {
-      results.push_back(grade_stage(*s, options));
-      if (cli.format == "text") {
-        print_stage_text(out, results.back(), style);
-        if (todo.size() > 1) out << "\n";
-      }
-      if (track_progress && cli.only_case.empty()) {
-        progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
-        progress.save(progress_file);
-      }
-    }
+    results = grade_stages(cli, todo, run, progress, out);
   } catch (const std::exception& e) {
     return output.error(e.what());
   }
-  if (cli.format == "json") out << dump_json(results_json(results)) << "\n";
-  if (cli.format == "gradescope") out << dump_json(gradescope_results(results)) << "\n";
-  if (cli.format == "exercism") out << dump_json(exercism_results(results)) << "\n";
+  write_results(out, cli.format, results, run.isolation);
+  if (!output.commit()) return kExitUsage;
 
   bool passed = true;
   for (const auto& r : results) passed = passed && r.all_passed();

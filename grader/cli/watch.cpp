@@ -520,6 +520,7 @@ class Session {
     std::cout << "\nWatching " << folders << " (" << how_ << "). Rebuilt in "
               << seconds_text(build_seconds);
     if (grade_seconds >= 0) std::cout << ", graded in " << seconds_text(grade_seconds);
+    if (grade_seconds >= 0 && !o_.sandbox.empty()) std::cout << " (" << o_.sandbox << ")";
     std::cout << ".\n"
               << paint("2", "Keys: n next stage · h hint · l list · r rerun · q quit") << std::endl;
   }

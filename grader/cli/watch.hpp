@@ -69,6 +69,7 @@ struct WatchOptions {
   std::filesystem::path progress_file;
   TextStyle style;
   bool clear_screen = false;  // stdout is a terminal
+  std::string sandbox;        // "sandbox on", "sandbox degraded", "sandbox off" (footer)
 };
 
 // Runs the loop until `q`, the end of max_rounds, or a signal. Keys come from the terminal

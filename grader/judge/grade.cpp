@@ -27,6 +27,8 @@ int StageResult::passed() const {
 
 namespace {
 
+constexpr int kSetupTimeoutFactor = 6;  // a stage's setup (the weights) may take this many case timeouts
+
 std::string seconds_text(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", double(ms.count()) / 1000.0);
@@ -50,7 +52,7 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
       return;
     case Exchange::Outcome::broken:
       r.status = CaseStatus::runner_error;
-      r.message = "the runner's answer was cut off or malformed" + (ex.death.empty() ? "" : " (it " + ex.death + ")");
+      r.message = "the runner's answer was cut off or malformed: " + ex.problem + "; the runner was stopped";
       return;
     case Exchange::Outcome::response:
       break;
@@ -92,6 +94,56 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   if (stage.diagnose) r.diagnoses = diagnose_answer(stage.diagnose, CaseView{fx, actual, r.mismatches});
 }
 
+// The largest answer a case can need. A digest in the expected output stands for a full
+// tensor in the answer (rows x row_size floats); every float gets 16 bytes, the longest
+// a shortest-decimal float32 is written in, and the rest of the document twice its size,
+// plus 1 MiB for a shape that differs. Larger is refused unread.
+size_t answer_cap(const Fixture& fx) {
+  size_t floats = 0;
+  std::vector<const json*> todo = {&fx.expected};  // a walk without recursion
+  while (!todo.empty()) {
+    const json* j = todo.back();
+    todo.pop_back();
+    if (j->is_object() && j->contains("digest") && j->contains("rows") && (*j)["rows"].is_array() &&
+        j->contains("row_size") && (*j)["row_size"].is_number_unsigned())
+      floats += (*j)["rows"].size() * (*j)["row_size"].get<size_t>();
+    else if (j->is_structured())
+      for (const json& child : *j) todo.push_back(&child);
+  }
+  return 16 * floats + 2 * fx.expected.dump().size() + (1u << 20);
+}
+
+// Parsing and comparing the answer count against the case's time too.
+void judge_within_budget(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options,
+                         CaseResult& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  judge(stage, fx, ex, options, r);
+  r.seconds = ex.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.seconds * 1000 > double(options.timeout.count()) && ex.outcome == Exchange::Outcome::response) {
+    r.status = CaseStatus::timed_out;
+    r.message = "the answer took more than " + seconds_text(options.timeout) + " to compute and check";
+  }
+}
+
+// The stage's setup (the model's weights): answered "ok", or the reason it was not.
+std::string setup_failure(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options) {
+  if (ex.outcome == Exchange::Outcome::response) {
+    try {
+      const json answer = json::parse(ex.response);
+      if (answer.is_object() && answer.value("status", "") == "ok") return "";
+      if (answer.is_object() && answer.contains("what") && answer["what"].is_string())
+        return "the stage's setup failed: " + answer["what"].get<std::string>();
+    } catch (const json::exception&) {
+    }
+    return "the stage's setup got an answer that is not \"ok\"";
+  }
+  GradeOptions setup_options = options;
+  setup_options.timeout = kSetupTimeoutFactor * options.timeout;
+  CaseResult r;
+  judge(stage, fx, ex, setup_options, r);
+  return "while preparing the stage: " + r.message;
+}
+
 }  // namespace
 
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
@@ -102,26 +154,33 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
 
   StageResult result;
   result.stage = &stage;
-  RunnerProcess runner(options.runner);
+  RunnerProcess runner(options.runner, options.sandbox);
   bool need_setup = !stage.setup.empty();
+  std::string setup_failed;  // once the setup failed, it is not tried again
   for (const Fixture& fx : fixtures) {
     CaseResult r;
     r.name = fx.name;
     r.checks = fx.checks;
     r.input_summary = short_json(fx.input);
-    if (need_setup && !runner.running()) {
+    if (need_setup && setup_failed.empty() && !runner.running()) {
       // Shared state (weights) is prepared once per runner process, with its own time.
-      Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(), options.timeout * 6);
-      if (setup.outcome != Exchange::Outcome::response) {
-        judge(stage, fx, setup, options, r);
-        r.message = "while preparing the stage: " + r.message;
-        result.cases.push_back(std::move(r));
-        continue;
+      Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(),
+                                       kSetupTimeoutFactor * options.timeout);
+      setup_failed = setup_failure(stage, fx, setup, options);
+      if (!setup_failed.empty()) {
+        r.output = setup.output;
+        r.output_truncated = setup.output_truncated;
       }
     }
+    if (!setup_failed.empty()) {
+      r.status = CaseStatus::runner_error;
+      r.message = setup_failed;
+      result.cases.push_back(std::move(r));
+      continue;
+    }
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
-    Exchange ex = runner.exchange(request.dump(), options.timeout);
-    judge(stage, fx, ex, options, r);
+    Exchange ex = runner.exchange(request.dump(), options.timeout, answer_cap(fx));
+    judge_within_budget(stage, fx, ex, options, r);
     result.cases.push_back(std::move(r));
   }
   runner.stop();

@@ -11,6 +11,7 @@
 #include "judge/compare.hpp"
 #include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
+#include "sandbox/sandbox.hpp"
 
 namespace course {
 
@@ -43,6 +44,7 @@ struct GradeOptions {
   std::filesystem::path fixtures_root;    // folder holding one folder per stage
   std::chrono::milliseconds timeout{5000};  // per case
   std::string only_case;                  // grade only this case (empty: all)
+  sandbox::Config sandbox;                // how the runner is contained (sandbox.hpp)
 };
 
 // Throws FixtureError for a missing or broken fixture, std::runtime_error when the runner

@@ -1,7 +1,8 @@
 // The runner: the learner's code (or the reference, or a known-buggy variant) linked with
-// the adapter bindings. The grader starts it, sends requests on fd 3 and reads responses
-// on fd 4 (protocol.hpp). Whatever the code under test prints goes to stdout/stderr,
-// which the grader shows as the learner's output and never parses.
+// the adapter bindings. The grader starts it in its sandbox, sends requests on fd 3 and
+// reads responses on fd 4 (protocol.hpp), each answer carrying its request's id. Whatever
+// the code under test prints goes to stdout/stderr, which the grader shows as the
+// learner's output and never parses. A crash writes where it happened on fd 5.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "wire/protocol.hpp"
 #include "runner/bindings.hpp"
+#include "runner/crash_handler.hpp"
 #include "course/not_implemented.hpp"
 
 namespace {
@@ -58,6 +60,9 @@ json handle(const json& request) {
   }
 }
 
+// Before any other static constructor, the learner's included: a crash in one is located too.
+__attribute__((constructor(101))) void install_handlers_first() { course::install_crash_handler(); }
+
 }  // namespace
 
 int main() {
@@ -70,7 +75,7 @@ int main() {
   // Keep the learner's prints in order with the cases they belong to.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   while (true) {
-    std::optional<std::string> message;
+    std::optional<course::Frame> message;
     try {
       message = course::read_message(course::kRequestFd);
     } catch (const std::exception& e) {
@@ -80,13 +85,14 @@ int main() {
     if (!message) return 0;  // the grader closed the channel: done
     json response;
     try {
-      response = handle(json::parse(*message));
+      response = handle(json::parse(message->payload));
     } catch (const json::exception& e) {
       response = {{"status", "bad_request"}, {"what", std::string("request is not JSON: ") + e.what()}};
     }
     std::cout.flush();
     std::fflush(stdout);
     std::fflush(stderr);
-    if (!course::write_message(course::kResponseFd, response.dump(-1, ' ', false, json::error_handler_t::replace))) return 3;
+    const std::string answer = response.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (!course::write_message(course::kResponseFd, message->id, answer)) return 3;
   }
 }

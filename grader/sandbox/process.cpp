@@ -9,104 +9,63 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
-#include "wire/protocol.hpp"
+#include "sandbox/crash.hpp"
 
 namespace course {
 
 namespace {
 
-std::atomic<pid_t> g_active_group{0};
+// The runner to kill from a signal handler: its pid, negated when it is a process group
+// (no namespaces) rather than a namespace's first process.
+std::atomic<pid_t> g_active{0};
 constexpr size_t kMaxCapturedOutput = 64 * 1024;
+constexpr size_t kMaxCrashRecord = 4096;
 
-void set_flags(int fd, bool nonblocking) {
-  fcntl(fd, F_SETFD, FD_CLOEXEC);
-  if (nonblocking) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
 
-}  // namespace
-
-pid_t RunnerProcess::active_group() { return g_active_group.load(); }
-
-void kill_active_runners() {
-  pid_t g = g_active_group.load();
-  if (g > 0) ::kill(-g, SIGKILL);
+// Reads what is there without blocking, at most `limit` bytes kept. Returns false at the
+// end of the stream.
+bool read_available(int fd, std::string& into, size_t limit, bool* truncated = nullptr) {
+  char buf[1 << 16];
+  while (true) {
+    ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r > 0) {
+      size_t room = limit > into.size() ? limit - into.size() : 0;
+      into.append(buf, std::min(room, size_t(r)));
+      if (size_t(r) > room && truncated) *truncated = true;
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    return r != 0;
+  }
 }
 
-RunnerProcess::RunnerProcess(std::string executable) : executable_(std::move(executable)) {}
-
-RunnerProcess::~RunnerProcess() { stop(); }
-
-void RunnerProcess::start() {
-  if (pid_ > 0) return;
-  if (::access(executable_.c_str(), X_OK) != 0)
-    throw std::runtime_error("runner " + executable_ + " is missing or not executable (build it first)");
-  ::signal(SIGPIPE, SIG_IGN);
-  int req[2], resp[2], out[2], err[2];
-  if (::pipe(req) || ::pipe(resp) || ::pipe(out) || ::pipe2(err, O_CLOEXEC))
-    throw std::runtime_error(std::string("cannot create pipes: ") + std::strerror(errno));
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    // Move the child's ends above the target numbers first so dup2 cannot clobber them.
-    int r = ::fcntl(req[0], F_DUPFD, 10), w = ::fcntl(resp[1], F_DUPFD, 10), o = ::fcntl(out[1], F_DUPFD, 10);
-    ::dup2(devnull, 0);
-    ::dup2(o, 1);
-    ::dup2(o, 2);
-    ::dup2(r, kRequestFd);
-    ::dup2(w, kResponseFd);
-    for (int fd = 5; fd < 1024; ++fd)
-      if (fd != err[1]) ::close(fd);
-    char* argv[] = {const_cast<char*>(executable_.c_str()), nullptr};
-    ::execv(argv[0], argv);
-    int e = errno;
-    (void)!::write(err[1], &e, sizeof e);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  ::close(req[0]);
-  ::close(resp[1]);
-  ::close(out[1]);
-  ::close(err[1]);
-  int exec_errno = 0;
-  ssize_t n = ::read(err[0], &exec_errno, sizeof exec_errno);
-  ::close(err[0]);
-  if (n == sizeof exec_errno) {
-    ::waitpid(pid, nullptr, 0);
-    ::close(req[1]);
-    ::close(resp[0]);
-    ::close(out[0]);
-    throw std::runtime_error("cannot start runner " + executable_ + ": " + std::strerror(exec_errno));
-  }
-  pid_ = pid;
-  request_fd_ = req[1];
-  response_fd_ = resp[0];
-  output_fd_ = out[0];
-  set_flags(request_fd_, true);
-  set_flags(response_fd_, true);
-  set_flags(output_fd_, true);
-  g_active_group.store(pid_);
-}
-
-std::string RunnerProcess::describe_status(int status) const {
+std::string describe_status(int status, const CrashSite& site) {
+  std::string where = site.where.empty() ? "" : " " + site.where;
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    std::string text = "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-    if (sig == SIGSEGV || sig == SIGBUS)
+    std::string text = "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" + where;
+    if (!site.check.empty())
+      text += ": " + site.check;
+    else if (sig == SIGSEGV || sig == SIGBUS)
       text += ": a bad memory access, such as an index out of range or a null pointer";
     else if (sig == SIGABRT)
       text += ": abort(), a failed assertion, std::terminate, or heap corruption detected";
     else if (sig == SIGFPE)
       text += ": an arithmetic trap, such as an integer division by zero";
+    else if (sig == SIGXCPU)
+      text += ": it used up its CPU time limit";
+    else if (sig == SIGXFSZ)
+      text += ": it wrote a file larger than the sandbox allows";
     return text;
   }
   if (WIFEXITED(status))
@@ -115,28 +74,88 @@ std::string RunnerProcess::describe_status(int status) const {
   return "ended (wait status " + std::to_string(status) + ")";
 }
 
+uint64_t first_request_id() {
+  std::random_device rd;
+  return (uint64_t(rd()) << 32 | rd()) & 0x0000ffffffffffffull;
+}
+
+}  // namespace
+
+void kill_active_runners() {
+  pid_t target = g_active.load();
+  if (target != 0) ::kill(target, SIGKILL);
+}
+
+RunnerProcess::RunnerProcess(std::string executable, sandbox::Config config)
+    : executable_(std::move(executable)), config_(config), next_id_(first_request_id()) {}
+
+RunnerProcess::~RunnerProcess() { stop(); }
+
+void RunnerProcess::start() {
+  if (pid_ > 0) return;
+  if (::access(executable_.c_str(), X_OK) != 0)
+    throw std::runtime_error("runner " + executable_ + " is missing or not executable (build it first)");
+  ::signal(SIGPIPE, SIG_IGN);
+  isolation_ = sandbox::probe(config_.mode);
+  sandbox::Spawned s = sandbox::spawn(executable_, isolation_, config_.limits);
+  pid_ = s.pid;
+  reaped_ = false;
+  supervised_ = s.supervised;
+  request_fd_ = s.request_fd;
+  response_fd_ = s.response_fd;
+  crash_fd_ = s.crash_fd;
+  output_fd_ = s.output_fd;
+  status_fd_ = s.status_fd;
+  runner_pid_ = supervised_ ? sandbox::runner_of(pid_) : pid_;
+  for (int fd : {request_fd_, response_fd_, crash_fd_, output_fd_}) set_nonblocking(fd);
+  g_active.store(supervised_ ? pid_ : -pid_);
+}
+
+// What the runner started during the case dies with the case; the runner stays for the
+// next one.
+void RunnerProcess::end_case() {
+  if (isolation_.mode == sandbox::Mode::off || pid_ <= 0 || runner_pid_ <= 0) return;
+  if (supervised_)
+    sandbox::kill_descendants(pid_, runner_pid_, false);  // the namespace's first process reaps
+  else
+    sandbox::kill_descendants(::getpid(), runner_pid_, true);
+}
+
+void RunnerProcess::forget() {
+  pid_ = -1;
+  g_active.store(0);
+  for (int* fd : {&request_fd_, &response_fd_, &crash_fd_, &output_fd_, &status_fd_}) close_fd(*fd);
+  sandbox::sweep(isolation_);
+}
+
 void RunnerProcess::kill_and_reap() {
   if (pid_ <= 0) return;
-  ::kill(-pid_, SIGKILL);
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-  g_active_group.store(0);
-  close_fd(request_fd_);
-  close_fd(response_fd_);
-  close_fd(output_fd_);
+  if (!supervised_) ::kill(-pid_, SIGKILL);
+  if (!reaped_) {
+    ::kill(pid_, SIGKILL);  // the namespace's first process: the kernel kills the rest
+    ::waitpid(pid_, nullptr, 0);
+  }
+  forget();
 }
 
 void RunnerProcess::stop() {
   if (pid_ <= 0) return;
   close_fd(request_fd_);  // end of requests: a healthy runner exits on its own
+  if (supervised_) {
+    // The first process writes the runner's status, then exits: wait for that event.
+    pollfd pfd{status_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 500) > 0) {
+      ::waitpid(pid_, nullptr, 0);
+      forget();
+    } else {
+      kill_and_reap();
+    }
+    return;
+  }
   for (int i = 0; i < 100; ++i) {
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
       ::kill(-pid_, SIGKILL);  // anything it left behind in its group
-      pid_ = -1;
-      g_active_group.store(0);
-      close_fd(response_fd_);
-      close_fd(output_fd_);
+      forget();
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -144,53 +163,80 @@ void RunnerProcess::stop() {
   kill_and_reap();
 }
 
-Exchange RunnerProcess::exchange(const std::string& request, std::chrono::milliseconds timeout) {
+// The runner closed its answer channel: it is ending. Its status (from the supervisor,
+// or from waitpid), where it crashed, and its last words.
+std::string RunnerProcess::collect_death(const std::string& output) {
+  int status = 0;
+  bool known = false;
+  if (supervised_) {
+    pollfd pfd{status_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 2000) > 0 && ::read(status_fd_, &status, sizeof status) == sizeof status) known = true;
+  } else {
+    for (int i = 0; i < 200 && !known; ++i) {
+      known = ::waitpid(pid_, &status, WNOHANG) == pid_;
+      if (!known) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    reaped_ = known;
+  }
+  if (!known) return "closed the grader's channel and did not exit";
+  std::string record;
+  if (WIFSIGNALED(status)) read_available(crash_fd_, record, kMaxCrashRecord);
+  return describe_status(status, locate_crash(executable_, record, output));
+}
+
+// A whole frame is in: it is the answer only if it carries this request's id and nothing
+// follows it (its nesting is bounded by the answer's parser, judge/answer.cpp).
+Exchange::Outcome RunnerProcess::take_answer(MessageReader& reader, uint64_t id, Exchange& ex) {
+  Frame frame = reader.take();
+  if (frame.id != id) {
+    ex.problem = "it answered request #" + std::to_string(frame.id) + " while request #" + std::to_string(id) +
+                 " was asked (a frame written on file descriptor 4 by the code under test?)";
+    return Exchange::Outcome::broken;
+  }
+  if (reader.buffered() > 0) {
+    ex.problem = "it wrote " + std::to_string(reader.buffered()) + " more bytes after its answer";
+    return Exchange::Outcome::broken;
+  }
+  ex.response = std::move(frame.payload);
+  return Exchange::Outcome::response;
+}
+
+Exchange RunnerProcess::exchange(const std::string& request, std::chrono::milliseconds timeout,
+                                 size_t max_answer_bytes) {
   using clock = std::chrono::steady_clock;
   Exchange ex;
   start();
   const auto t0 = clock::now();
   const auto deadline = t0 + timeout;
-
-  std::string frame;
-  {
-    uint32_t n = uint32_t(request.size());
-    for (int i = 0; i < 4; ++i) frame += char((n >> (8 * i)) & 0xff);
-    frame += request;
-  }
+  const uint64_t id = next_id_++;
+  const std::string frame = encode_frame(id, request);
   size_t sent = 0;
-  MessageReader reader;
+  MessageReader reader(max_answer_bytes);
   bool output_open = true;
-  char buf[1 << 16];
 
-  auto capture = [&](const char* p, size_t n) {
-    size_t room = kMaxCapturedOutput > ex.output.size() ? kMaxCapturedOutput - ex.output.size() : 0;
-    ex.output.append(p, std::min(room, n));
-    if (n > room) ex.output_truncated = true;
-  };
   auto drain_output = [&] {
-    while (output_open) {
-      ssize_t r = ::read(output_fd_, buf, sizeof buf);
-      if (r > 0) {
-        capture(buf, size_t(r));
-        continue;
-      }
-      if (r == 0) output_open = false;
-      break;
-    }
+    if (output_open) output_open = read_available(output_fd_, ex.output, kMaxCapturedOutput, &ex.output_truncated);
   };
   auto finish = [&](Exchange::Outcome outcome) {
+    drain_output();
+    if (outcome == Exchange::Outcome::timeout || outcome == Exchange::Outcome::broken) kill_and_reap();
+    if (outcome == Exchange::Outcome::response) end_case();
     ex.outcome = outcome;
     ex.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return ex;
   };
 
+  // Bytes already waiting were written before this request existed: nobody asked for them.
+  std::string early;
+  if (read_available(response_fd_, early, 1 << 20) && !early.empty()) {
+    ex.problem = "it wrote " + std::to_string(early.size()) +
+                 " bytes on the answer channel before this case's request";
+    return finish(Exchange::Outcome::broken);
+  }
+
   while (true) {
     auto now = clock::now();
-    if (now >= deadline) {
-      drain_output();
-      kill_and_reap();
-      return finish(Exchange::Outcome::timeout);
-    }
+    if (now >= deadline) return finish(Exchange::Outcome::timeout);
     pollfd fds[3];
     int nfds = 0;
     fds[nfds++] = {response_fd_, POLLIN, 0};
@@ -215,43 +261,28 @@ Exchange RunnerProcess::exchange(const std::string& request, std::chrono::millis
       else if (w < 0 && errno != EAGAIN && errno != EINTR) sent = frame.size();  // child gone; EOF below tells
     }
     if (out_index >= 0 && (fds[out_index].revents & (POLLIN | POLLHUP))) drain_output();
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t r = ::read(response_fd_, buf, sizeof buf);
-      if (r > 0) {
-        reader.feed(buf, size_t(r));
-        if (reader.oversized()) {
-          drain_output();
-          kill_and_reap();
-          return finish(Exchange::Outcome::broken);
-        }
-        if (reader.complete()) {
-          ex.response = reader.take();
-          drain_output();
-          return finish(Exchange::Outcome::response);
-        }
-      } else if (r == 0) {
-        // The runner closed its end: it is ending. Collect its status and last words.
-        int status = 0;
-        pid_t got = 0;
-        for (int i = 0; i < 200 && got == 0; ++i) {
-          got = ::waitpid(pid_, &status, WNOHANG);
-          if (got == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        drain_output();
-        if (got == pid_) {
-          ex.death = describe_status(status);
-          ::kill(-pid_, SIGKILL);
-          pid_ = -1;
-          g_active_group.store(0);
-          close_fd(request_fd_);
-          close_fd(response_fd_);
-          close_fd(output_fd_);
-        } else {
-          ex.death = "closed the grader's channel and did not exit";
-          kill_and_reap();
-        }
-        return finish(reader.buffered() > 0 ? Exchange::Outcome::broken : Exchange::Outcome::died);
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buf[1 << 16];
+    ssize_t r = ::read(response_fd_, buf, sizeof buf);
+    if (r > 0) {
+      reader.feed(buf, size_t(r));
+      if (reader.oversized()) {
+        ex.problem = "its answer announces " + std::to_string(reader.announced()) + " bytes, more than the " +
+                     std::to_string(max_answer_bytes) + " an answer to this case can need";
+        return finish(Exchange::Outcome::broken);
       }
+      if (reader.complete()) return finish(take_answer(reader, id, ex));
+    } else if (r == 0) {
+      drain_output();
+      ex.death = collect_death(ex.output);
+      if (reader.buffered() > 0) {
+        ex.problem = "its answer was cut off after " + std::to_string(reader.buffered()) + " bytes (it " + ex.death + ")";
+        return finish(Exchange::Outcome::broken);
+      }
+      kill_and_reap();
+      return finish(Exchange::Outcome::died);
+    } else if (errno != EAGAIN && errno != EINTR) {
+      throw std::runtime_error(std::string("reading the runner's answer failed: ") + std::strerror(errno));
     }
   }
 }

@@ -1,64 +1,82 @@
-// A runner child process seen from the grader: started with its own process group, fed
-// requests on its fd 3, read on its fd 4, with its stdout and stderr captured. The
-// grader stays alive whatever the child does: crash, hang, exit early, print a flood.
+// A runner child process seen from the grader: started in the sandbox (sandbox.hpp), fed
+// requests on its fd 3, read on its fd 4, with its stdout and stderr captured and its
+// crash report read from fd 5. The grader stays alive whatever the child does: crash,
+// hang, exit early, print a flood, write frames nobody asked for.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
-#include <optional>
+#include <cstdint>
 #include <string>
-#include <vector>
+
+#include "sandbox/sandbox.hpp"
+#include "wire/protocol.hpp"
 
 namespace course {
 
 struct Exchange {
   enum class Outcome {
-    response,  // a whole response arrived
+    response,  // the answer to this request arrived, whole and alone
     timeout,   // none within the time allowed; the runner was killed
     died,      // the runner ended (signal or exit) before answering
-    broken,    // the runner wrote something that is not a message
+    broken,    // the runner broke the channel (see `problem`); it was killed
   };
   Outcome outcome = Outcome::died;
   std::string response;   // with Outcome::response
   std::string output;     // what the runner printed on stdout/stderr during the exchange
   bool output_truncated = false;
-  std::string death;      // with Outcome::died: "killed by signal 11 (Segmentation fault)", "exited with status 0"
+  // With Outcome::died: "was killed by signal 11 (Segmentation fault) in KVCache::key
+  // (src/kvcache.cpp:31): ...", "exited with status 0 before answering: ...".
+  std::string death;
+  std::string problem;    // with Outcome::broken: what was wrong with the channel
   double seconds = 0;
 };
 
 class RunnerProcess {
  public:
-  explicit RunnerProcess(std::string executable);
+  explicit RunnerProcess(std::string executable, sandbox::Config config = {});
   ~RunnerProcess();
   RunnerProcess(const RunnerProcess&) = delete;
   RunnerProcess& operator=(const RunnerProcess&) = delete;
 
-  // Starts the child if it is not running. Throws std::runtime_error when it cannot.
+  // Starts the child if it is not running. Throws std::runtime_error when it cannot
+  // (missing runner, --sandbox=strict without the isolation, a failed sandbox step).
   void start();
   bool running() const { return pid_ > 0; }
+  const sandbox::Isolation& isolation() const { return isolation_; }
 
-  // Sends one request and waits for its response, at most `timeout`.
-  Exchange exchange(const std::string& request, std::chrono::milliseconds timeout);
+  // Sends one request and waits for its answer, at most `timeout`. An answer whose frame
+  // announces more than `max_answer_bytes` is refused unread (Outcome::broken).
+  Exchange exchange(const std::string& request, std::chrono::milliseconds timeout,
+                    size_t max_answer_bytes = kMaxMessageBytes);
 
   // Closes the channel and reaps the child (killing it if it does not leave promptly).
   void stop();
 
-  // The process group of the running child, for a signal handler; 0 when none.
-  static pid_t active_group();
-
  private:
   void kill_and_reap();
-  std::string describe_status(int status) const;
+  void end_case();
+  void forget();
+  std::string collect_death(const std::string& output);
+  Exchange::Outcome take_answer(MessageReader& reader, uint64_t id, Exchange& ex);
 
   std::string executable_;
+  sandbox::Config config_;
+  sandbox::Isolation isolation_;
   pid_t pid_ = -1;
+  pid_t runner_pid_ = -1;  // the runner itself (pid_ is its supervisor when supervised)
+  bool supervised_ = false;
+  bool reaped_ = false;   // not supervised: waitpid already collected it
   int request_fd_ = -1;   // our end of the child's fd 3
   int response_fd_ = -1;  // our end of the child's fd 4
+  int crash_fd_ = -1;     // our end of the child's fd 5
   int output_fd_ = -1;    // child's stdout + stderr
+  int status_fd_ = -1;    // supervised: the runner's wait status
+  uint64_t next_id_ = 0;
 };
 
-// Kills every runner process group still alive (used on Ctrl-C and at exit).
+// Kills every runner still alive (used on Ctrl-C and at exit). Async-signal-safe.
 void kill_active_runners();
 
 }  // namespace course

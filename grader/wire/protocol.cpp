@@ -11,9 +11,14 @@ namespace course {
 
 namespace {
 
-uint32_t decode_length(const char* p) {
-  return uint32_t(uint8_t(p[0])) | uint32_t(uint8_t(p[1])) << 8 | uint32_t(uint8_t(p[2])) << 16 |
-         uint32_t(uint8_t(p[3])) << 24;
+uint64_t decode_le(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | uint8_t(p[i]);
+  return v;
+}
+
+void encode_le(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out += char((v >> (8 * i)) & 0xff);
 }
 
 bool write_all(int fd, const char* p, size_t n) {
@@ -46,30 +51,39 @@ size_t read_all(int fd, char* p, size_t n) {
 
 }  // namespace
 
-bool write_message(int fd, const std::string& payload) {
+std::string encode_frame(uint64_t id, const std::string& payload) {
   if (payload.size() > kMaxMessageBytes) throw std::runtime_error("message too large");
-  char header[4];
-  uint32_t n = uint32_t(payload.size());
-  for (int i = 0; i < 4; ++i) header[i] = char((n >> (8 * i)) & 0xff);
-  return write_all(fd, header, 4) && write_all(fd, payload.data(), payload.size());
+  std::string frame;
+  frame.reserve(kFrameHeaderBytes + payload.size());
+  encode_le(frame, payload.size(), 4);
+  encode_le(frame, id, 8);
+  frame += payload;
+  return frame;
 }
 
-std::optional<std::string> read_message(int fd) {
-  char header[4];
-  size_t got = read_all(fd, header, 4);
+bool write_message(int fd, uint64_t id, const std::string& payload) {
+  const std::string frame = encode_frame(id, payload);
+  return write_all(fd, frame.data(), frame.size());
+}
+
+std::optional<Frame> read_message(int fd) {
+  char header[kFrameHeaderBytes];
+  size_t got = read_all(fd, header, sizeof header);
   if (got == 0) return std::nullopt;
-  if (got < 4) throw std::runtime_error("message truncated in its length prefix");
-  uint32_t n = decode_length(header);
+  if (got < sizeof header) throw std::runtime_error("message truncated in its header");
+  const uint64_t n = decode_le(header, 4);
   if (n > kMaxMessageBytes) throw std::runtime_error("message length " + std::to_string(n) + " is too large");
+  Frame frame;
+  frame.id = decode_le(header + 4, 8);
   // Grown as the bytes arrive, never to the announced length up front: a length prefix
   // alone must not cost a gigabyte (64 KiB more per read).
-  std::string payload;
+  std::string& payload = frame.payload;
   while (payload.size() < n) {
-    const size_t have = payload.size(), chunk = std::min<size_t>(n - have, size_t(64) << 10);
+    const size_t have = payload.size(), chunk = std::min<size_t>(size_t(n) - have, size_t(64) << 10);
     payload.resize(have + chunk);
     if (read_all(fd, payload.data() + have, chunk) < chunk) throw std::runtime_error("message truncated");
   }
-  return payload;
+  return frame;
 }
 
 bool MessageReader::feed(const char* data, size_t n) {
@@ -77,19 +91,26 @@ bool MessageReader::feed(const char* data, size_t n) {
   return complete();
 }
 
+uint32_t MessageReader::announced() const {
+  return buffer_.size() >= 4 ? uint32_t(decode_le(buffer_.data(), 4)) : 0;
+}
+
 bool MessageReader::oversized() const {
-  return buffer_.size() >= 4 && decode_length(buffer_.data()) > kMaxMessageBytes;
+  return buffer_.size() >= 4 && (announced() > kMaxMessageBytes || announced() > max_payload_);
 }
 
 bool MessageReader::complete() const {
-  return buffer_.size() >= 4 && !oversized() && buffer_.size() - 4 >= decode_length(buffer_.data());
+  return buffer_.size() >= kFrameHeaderBytes && !oversized() &&
+         buffer_.size() - kFrameHeaderBytes >= announced();
 }
 
-std::string MessageReader::take() {
-  uint32_t n = decode_length(buffer_.data());
-  std::string payload = buffer_.substr(4, n);
-  buffer_.erase(0, 4 + size_t(n));
-  return payload;
+Frame MessageReader::take() {
+  const uint32_t n = announced();
+  Frame frame;
+  frame.id = decode_le(buffer_.data() + 4, 8);
+  frame.payload = buffer_.substr(kFrameHeaderBytes, n);
+  buffer_.erase(0, kFrameHeaderBytes + size_t(n));
+  return frame;
 }
 
 }  // namespace course

@@ -3,12 +3,12 @@
 // Both your code (src/decode.cpp) and the reference implement this header; the grader's
 // runner is compiled against it, so leave it as it is.
 //
-// The model (model/gpt2.hpp) does everything that works on one row at a time: embedding,
-// the q/k/v projection, the rest of a block after attention, the logits. What you write is
-// the part that needs the cache: appending each layer's k and v, and attention over the
-// cached positions. model/ops.hpp gives the three pieces attention is made of (dot,
-// softmax, weighted_sum) and model/DETERMINISM.md the exact loop that makes your numbers
-// equal the reference's bit for bit.
+// The model (model/include/gpt2.hpp) does everything that works on one row at a time:
+// embedding, the q/k/v projection, the rest of a block after attention, the logits. What
+// you write is the part that needs the cache: appending each layer's k and v, and attention
+// over the cached positions. model/include/ops.hpp gives the three pieces attention is made
+// of (dot, softmax, weighted_sum) and model/DETERMINISM.md the exact loop that makes your
+// numbers equal the reference's bit for bit.
 //
 // Shapes (one row = one token): q, k, v, attention outputs and the residual stream are
 // [n_rows, d_model] = [n_rows, 768]; head h of a row is its 64 floats h*64 .. h*64+63.

@@ -1,0 +1,188 @@
+// The sandbox as the command line shows it (grader/SANDBOX.md): the --sandbox modes and
+// the one line saying which isolation was in force, the degraded mode where the kernel
+// refuses namespaces, the results file that is never empty, a stage whose setup fails,
+// and crashes located at the learner's line.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using json = nlohmann::json;
+using testing_support::run;
+using testing_support::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string grader(const std::string& args, const TempDir& state) {
+  return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " + testing_support::bin("grader") +
+         " " + args;
+}
+
+// The command run where the kernel refuses new user namespaces: inside a user namespace
+// whose limit of nested ones is 0.
+std::string without_namespaces(const std::string& command) {
+  return "unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec env " + command + "'";
+}
+
+int count_lines_with(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(sandbox, strict_grades_with_the_full_isolation_and_says_so) {
+  TempDir state;
+  auto r = run(grader("--impl reference --stage cache-structure --sandbox strict", state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "sandbox: user, mount, PID, network and IPC namespaces")) << r.output;
+  EXPECT_FALSE(contains(r.output, "warning")) << r.output;
+}
+
+TEST(sandbox, off_says_so) {
+  TempDir state;
+  auto r = run(grader("--impl reference --stage cache-structure --sandbox off", state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "sandbox: off")) << r.output;
+}
+
+TEST(sandbox, without_namespaces_auto_degrades_with_one_warning_and_strict_refuses) {
+  TempDir state;
+  auto r = run(without_namespaces(grader("--impl reference --stage cache-structure", state)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_lines_with(r.output, "grader: warning: sandbox: degraded"), 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "All 8 cases pass.")) << r.output;
+
+  r = run(without_namespaces(grader("--impl reference --stage cache-structure --sandbox strict --format json -o " +
+                                    (state / "r.json").string(), state)));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--sandbox=strict: the runner cannot be fully isolated here")) << r.output;
+  json doc = json::parse(testing_support::read_file(state / "r.json"));
+  EXPECT_EQ(doc["passed"], false);
+  EXPECT_TRUE(contains(doc["error"].get<std::string>(), "--sandbox=strict")) << doc.dump();
+}
+
+TEST(sandbox, without_namespaces_what_the_runner_leaves_is_swept) {
+  TempDir state;
+  const std::string mark = "KVCOURSE_HOSTILE_MARK=" + testing_support::unique_token();
+  auto r = run(without_namespaces(mark + " KVCOURSE_HOSTILE=setsid KVCOURSE_HOSTILE_TARGET=/nonexistent " +
+                                  grader("--runner " + testing_support::bin("runner-hostile") +
+                                         " --stage cache-structure", state)));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto left = testing_support::processes_with_environment(mark);
+  for (int pid : left) ::kill(pid, SIGKILL);
+  EXPECT_EQ(left, std::vector<int>{}) << "the setsid child outlived the grader";
+}
+
+TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
+  TempDir state;
+  const fs::path results = state / "results.json";
+  const std::string mark = "KVCOURSE_HOSTILE_MARK=" + testing_support::unique_token();
+  const std::string command = mark + " KVCOURSE_HOSTILE=spin " +
+                              grader("--runner " + testing_support::bin("runner-hostile") +
+                                     " --stage cache-structure --timeout 60 --format gradescope -o " + results.string(),
+                                     state);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec env " + command + " >/dev/null 2>&1").c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait (at most 30 s) until the runner is up: the grader, the sandbox's first process
+  // and the runner carry the mark.
+  for (int i = 0; i < 3000 && testing_support::processes_with_environment(mark).size() < 3; ++i) ::usleep(10000);
+  ASSERT_GE(testing_support::processes_with_environment(mark).size(), 3u);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  // The sandbox dies with its parent (a parent-death signal): wait at most 5 s for it.
+  std::vector<int> left;
+  for (int i = 0; i < 500 && !(left = testing_support::processes_with_environment(mark)).empty(); ++i) ::usleep(10000);
+  for (int p : left) ::kill(p, SIGKILL);
+  EXPECT_EQ(left, std::vector<int>{}) << "the runner outlived the killed grader";
+  json doc = json::parse(testing_support::read_file(results));
+  EXPECT_EQ(doc["score"], 0);
+  EXPECT_TRUE(contains(doc["output"].get<std::string>(), "did not finish")) << doc.dump();
+}
+
+TEST(sandbox, with_nothing_left_to_grade_a_results_file_is_still_complete) {
+  TempDir state;
+  testing_support::write_file(state / "progress.json",
+                              R"({"stages": {"cache-structure": "passed", "multi-layer-cache": "passed",
+                                  "one-token": "passed", "prefill": "passed", "prefix-reuse": "passed"}})");
+  auto r = run(grader("-o " + (state / "r.txt").string(), state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(testing_support::read_file(state / "r.txt"), "Every stage passes.")) << r.output;
+  r = run(grader("--format json -o " + (state / "r.json").string(), state));
+  EXPECT_EQ(r.exit_code, 1) << "the skeleton fails every stage\n" << r.output;
+  json doc = json::parse(testing_support::read_file(state / "r.json"));
+  EXPECT_EQ(doc["passed"], false);
+  EXPECT_EQ(doc["stages"].size(), 5u) << "every stage, graded again";
+}
+
+TEST(sandbox, a_setup_that_fails_fails_the_stage_once_with_its_cause) {
+  TempDir state;
+  auto r = run("KVCOURSE_HOSTILE=setup_fails " +
+               grader("--runner " + testing_support::bin("runner-hostile") + " --stage one-token --format json", state),
+               false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json doc = json::parse(r.output);
+  for (const json& c : doc["stages"][0]["cases"]) {
+    EXPECT_EQ(c["status"], "runner_error");
+    EXPECT_EQ(c["message"], "the stage's setup failed: the weights are broken");
+  }
+}
+
+TEST(sandbox, a_setup_that_hangs_is_not_retried_for_every_case) {
+  TempDir state;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run("KVCOURSE_HOSTILE=setup_hangs " +
+               grader("--runner " + testing_support::bin("runner-hostile") +
+                          " --stage one-token --timeout 0.25 --format json", state),
+               false);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json doc = json::parse(r.output);
+  const json& cases = doc["stages"][0]["cases"];
+  ASSERT_GE(cases.size(), 3u);
+  for (const json& c : cases) EXPECT_TRUE(contains(c["message"].get<std::string>(), "no answer within 1.5 s")) << c;
+  // One setup timeout is 1.5 s (6 x 0.25 s); one per case would be 1.5 s times the cases.
+  EXPECT_LT(seconds, 1.5 * double(cases.size()) - 1.0) << "the setup was tried again";
+}
+
+TEST(sandbox, an_index_out_of_range_is_located_at_the_learners_line) {
+  TempDir state;
+  auto r = run("KVCOURSE_CRASH=index " +
+               grader("--runner " + testing_support::bin("runner-crash") + " --stage cache-structure", state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "a bounds check failed in std::vector::operator[] (__n < this->size())")) << r.output;
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(contains(r.output, "killed by signal 6 (Aborted) in read_past_end (tests/hostile/crash_adapters.cpp:18), "
+                                 "called from run_cache_plan (tests/hostile/crash_adapters.cpp:31)"))
+      << r.output;
+#endif
+}
+
+TEST(sandbox, a_bad_pointer_is_located_at_the_learners_line) {
+  TempDir state;
+  auto r = run("KVCOURSE_CRASH=null " +
+               grader("--runner " + testing_support::bin("runner-crash") + " --stage cache-structure", state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(contains(r.output, "killed by signal 11 (Segmentation fault) in write_through_null "
+                                 "(tests/hostile/crash_adapters.cpp:24), called from run_cache_plan "
+                                 "(tests/hostile/crash_adapters.cpp:34)"))
+      << r.output;
+#endif
+  EXPECT_TRUE(contains(r.output, "7 of 8 cases pass.")) << r.output;
+}
