@@ -1,6 +1,7 @@
 #include "judge/grade.hpp"
 
 #include "sandbox/process.hpp"
+#include "wire/digest.hpp"
 
 namespace course {
 
@@ -32,7 +33,7 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 }
 
 // Turns one exchange with the runner into the case's verdict.
-void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
+void judge(const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
   r.output = ex.output;
   r.output_truncated = ex.output_truncated;
   r.seconds = ex.seconds;
@@ -83,26 +84,57 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   r.mismatches = compare_outputs(fx.expected, actual);
   if (r.mismatches.empty()) {
     r.status = CaseStatus::passed;
+    r.note = work_note(fx, actual);
     return;
   }
   r.status = CaseStatus::failed;
   r.message = r.mismatches.front().path + ": " + r.mismatches.front().summary;
-  if (stage.diagnose) r.diagnoses = stage.diagnose(CaseView{fx, actual, r.mismatches});
+  r.digest = output_digest(fx.expected, actual);
+  r.where = localize(fx, actual);
+}
+
+// Names the catalogued mistakes that agree with every graded case, on each failed case.
+void identify_mistakes(const std::vector<Fixture>& fixtures, StageResult& result) {
+  std::vector<CaseEvidence> evidence;
+  for (size_t i = 0; i < fixtures.size() && i < result.cases.size(); ++i) {
+    const CaseResult& c = result.cases[i];
+    evidence.push_back({&fixtures[i], c.status == CaseStatus::passed, c.digest});
+  }
+  result.identified = identify(evidence);
+  for (CaseResult& c : result.cases)
+    if (c.status != CaseStatus::passed) c.diagnoses = result.identified;
+}
+
+std::vector<Fixture> load_stage_fixtures(const Stage& stage, const std::filesystem::path& root) {
+  std::vector<Fixture> fixtures;
+  for (const auto& file : list_fixtures(root / stage.slug)) {
+    Fixture fx = load_fixture(file);
+    if (fx.stage != stage.slug)
+      throw FixtureError(file.string() + ": belongs to stage \"" + fx.stage + "\", not \"" + stage.slug + "\"");
+    fixtures.push_back(std::move(fx));
+  }
+  return fixtures;
 }
 
 }  // namespace
 
+std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root) {
+  std::vector<std::string> names;
+  for (const Fixture& fx : load_stage_fixtures(stage, fixtures_root)) names.push_back(fx.name);
+  return names;
+}
+
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Load every fixture first: a broken one is an error of the course, not of the learner.
-  std::vector<Fixture> fixtures;
-  for (const auto& file : list_fixtures(options.fixtures_root / stage.slug)) {
-    Fixture fx = load_fixture(file);
-    if (fx.stage != stage.slug)
-      throw FixtureError(file.string() + ": belongs to stage \"" + fx.stage + "\", not \"" + stage.slug + "\"");
-    if (options.only_case.empty() || fx.name == options.only_case) fixtures.push_back(std::move(fx));
+  std::vector<Fixture> fixtures = load_stage_fixtures(stage, options.fixtures_root);
+  if (!options.only_case.empty()) {
+    std::string names;
+    for (const Fixture& fx : fixtures) names += (names.empty() ? "" : ", ") + fx.name;
+    std::erase_if(fixtures, [&](const Fixture& fx) { return fx.name != options.only_case; });
+    if (fixtures.empty())
+      throw FixtureError("stage " + stage.slug + " has no case named \"" + options.only_case + "\". Its cases: " + names);
   }
-  if (fixtures.empty()) throw FixtureError("stage " + stage.slug + " has no case named \"" + options.only_case + "\"");
 
   StageResult result;
   result.stage = &stage;
@@ -117,7 +149,7 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
       // Shared state (weights) is prepared once per runner process, with its own time.
       Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(), options.timeout * 6);
       if (setup.outcome != Exchange::Outcome::response) {
-        judge(stage, fx, setup, options, r);
+        judge(fx, setup, options, r);
         r.message = "while preparing the stage: " + r.message;
         result.cases.push_back(std::move(r));
         continue;
@@ -125,10 +157,11 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
     }
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
     Exchange ex = runner.exchange(request.dump(), options.timeout);
-    judge(stage, fx, ex, options, r);
+    judge(fx, ex, options, r);
     result.cases.push_back(std::move(r));
   }
   runner.stop();
+  identify_mistakes(fixtures, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
