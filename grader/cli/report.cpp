@@ -38,7 +38,7 @@ void print_identified(std::ostream& out, const std::vector<Diagnosis>& ds, const
                                     : "Identified: on every graded case your output is bit for bit what each of these known mistakes gives:")
       << "\n";
   for (const Diagnosis& d : ds) {
-    out << indent << "  " << paint("33", "[" + d.id + "]" + (d.parameter.empty() ? "" : " (" + d.parameter + ")") + " " + d.title)
+    out << indent << "  " << paint("33", "[" + d.id + (d.parameter.empty() ? "" : ": " + d.parameter) + "] " + d.title)
         << "\n";
     out << indent << "    " << d.explanation << "\n";
     out << indent << "    read: " << d.lesson << "\n";

@@ -176,8 +176,10 @@ std::string kv_story(const KvRows& kv, const RunPlan& plan, size_t c, int l, int
     what += "keys (" + heads_text(kh) + "; its values there are right)";
   else
     what += "values (" + heads_text(vh) + "; its keys there are right)";
+  const std::string before = right_before(plan, c, l, p);
   std::string s = who + "the first wrong number is in " + what + " at position " + std::to_string(p) +
-                  (kv.nan_at(l, p) ? " (some are NaN)" : "") + ". " + right_before(plan, c, l, p) + " Between them: ";
+                  (kv.nan_at(l, p) ? " (some are NaN)" : "") + ". " + before +
+                  (before.rfind("Nothing", 0) == 0 ? " It comes from: " : " Between them: ");
   if (l == 0)
     s += "model.embed of the token at position " + std::to_string(p) + " (layer 0's keys and values depend on nothing but that token and its position), ";
   else
