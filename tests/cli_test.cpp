@@ -142,7 +142,7 @@ TEST(grader_cli, json_results_carry_status_and_messages) {
   course::json j = course::json::parse(r.output);
   EXPECT_EQ(j["passed"], false);
   const auto& cases = j["stages"][0]["cases"];
-  ASSERT_EQ(cases.size(), 8u);
+  ASSERT_EQ(cases.size(), 10u);
   EXPECT_EQ(cases[1]["status"], "exception");
   EXPECT_EQ(cases[0]["status"], "passed");
 }
