@@ -24,6 +24,8 @@ function(kvcourse_variant name ext prefix)
     DEPENDS apply-mistake ${edits} ${PROJECT_SOURCE_DIR}/${edited}
     VERBATIM)
   add_course_runner(${prefix}-${name} ${out} LIBS course_reference)
+  # The learner runner's precompiled standard headers: most of compiling one such file.
+  target_precompile_headers(runner-${prefix}-${name} REUSE_FROM runner-learner)
   set_property(GLOBAL APPEND PROPERTY KVCOURSE_VARIANT_RUNNERS runner-${prefix}-${name})
 endfunction()
 
