@@ -43,11 +43,12 @@ CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
   not_implemented("run_decode (adapters/adapters.cpp)");
 }
 
-CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens) {
-  // run.logits: [vocab]
-  // TODO: a fresh CacheRun; run.logits = prefill(model, run.cache, tokens).
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<std::vector<int>>& chunks) {
+  // run.logits: [n_chunks, vocab], chunk 0 first
+  // TODO: a fresh CacheRun; prefill(model, run.cache, chunk) for each chunk in order,
+  // appending each chunk's logits to run.logits.
   (void)model;
-  (void)tokens;
+  (void)chunks;
   not_implemented("run_prefill (adapters/adapters.cpp)");
 }
 

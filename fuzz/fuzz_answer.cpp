@@ -1,6 +1,7 @@
 // Fuzz target: a runner's answer, through what the grader does with it (grade.cpp's
 // judge): parse_answer, then, for an "ok" answer, compare_outputs against a fixture's
-// expected output and the stage's diagnoses (diagnose_answer). The first byte picks the
+// expected output, and the digest, localization or work note (failed_answer_evidence,
+// passed_answer_note). The first byte picks the
 // case; the rest is the answer's JSON. Nothing here may throw or trip a sanitizer: the
 // answer comes from the code under test.
 #include <cstddef>
@@ -18,11 +19,6 @@
 #endif
 
 namespace {
-
-struct Case {
-  course::Fixture fixture;
-  course::Diagnoser diagnose;
-};
 
 // A small digest case: expected logits [3, 8] kept as digests (as the decode stages keep
 // theirs), with the answer tensor that matches them (fuzz/corpus/answer/ holds it).
@@ -42,37 +38,35 @@ course::Fixture digest_fixture() {
   return f;
 }
 
-std::vector<Case> load_cases() {
+// A fixture of each kind of output the course has, and the small digest case.
+std::vector<course::Fixture> load_cases() {
   const std::string root = std::string(KVCOURSE_SOURCE_DIR) + "/fixtures/";
-  const std::pair<const char*, course::Diagnoser> files[] = {
-      {"cache-structure/02-one-append.json", course::diagnose_cache_structure},
-      {"multi-layer-cache/02-lesson-example.json", course::diagnose_multi_layer_cache},
-      {"multi-layer-cache/06-clone-then-diverge.json", course::diagnose_multi_layer_cache},
-      {"one-token/01-attend-one-position.json", course::diagnose_one_token},
-      {"one-token/03-first-token.json", course::diagnose_one_token},
-      {"prefill/03-one-token.json", course::diagnose_prefill},
-  };
-  std::vector<Case> cases;
-  for (const auto& [file, diagnose] : files) cases.push_back({course::load_fixture(root + file), diagnose});
-  cases.push_back({digest_fixture(), course::diagnose_one_token});
-  cases.push_back({digest_fixture(), course::diagnose_prefix_reuse});
+  std::vector<course::Fixture> cases;
+  for (const char* stage : {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"})
+    for (const auto& file : course::list_fixtures(root + stage)) cases.push_back(course::load_fixture(file));
+  cases.push_back(digest_fixture());
   return cases;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<Case> cases = load_cases();
+  static const std::vector<course::Fixture> cases = load_cases();
   if (size == 0) return 0;
-  const Case& c = cases[data[0] % cases.size()];
+  const course::Fixture& fx = cases[data[0] % cases.size()];
   const course::Answer answer = course::parse_answer(std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
   if (!answer.problem.empty() || answer.status != "ok" || !answer.document.contains("output")) return 0;
   const course::json& actual = answer.document["output"];
-  const std::vector<course::Mismatch> mismatches = course::compare_outputs(c.fixture.expected, actual);
-  if (mismatches.empty()) return 0;
-  const course::CaseView view{c.fixture, actual, mismatches};
-  // As grade.cpp does; with KVCOURSE_FUZZ_STRICT=1, a detector that throws is a finding too.
+  const std::vector<course::Mismatch> mismatches = course::compare_outputs(fx.expected, actual);
+  // As grade.cpp does; with KVCOURSE_FUZZ_STRICT=1, a helper that throws is a finding too.
   static const bool strict = std::getenv("KVCOURSE_FUZZ_STRICT") != nullptr;
-  (void)(strict ? c.diagnose(view) : course::diagnose_answer(c.diagnose, view));
+  if (mismatches.empty()) {
+    (void)(strict ? course::work_note(fx, actual) : course::passed_answer_note(fx, actual));
+  } else if (strict) {
+    (void)course::output_digest(fx.expected, actual);
+    (void)course::localize(fx, actual);
+  } else {
+    (void)course::failed_answer_evidence(fx, actual);
+  }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -289,8 +290,48 @@ void check_rows(int n_rows, const char* what) {
 
 }  // namespace
 
+// WorkCounts as relaxed atomics, laid out [embed, logits, forward, qkv[n_layer],
+// finish_block[n_layer]].
+class WorkCounters {
+ public:
+  explicit WorkCounters(int n_layer)
+      : n_layer_(n_layer), n_(3 + 2 * static_cast<size_t>(n_layer)),
+        c_(std::make_unique<std::atomic<uint64_t>[]>(n_)) {
+    reset();
+  }
+  void add_embed(int rows) { add(0, rows); }
+  void add_logits(int rows) { add(1, rows); }
+  void add_forward(int rows) { add(2, rows); }
+  void add_qkv(int layer, int rows) { add(3 + static_cast<size_t>(layer), rows); }
+  void add_finish_block(int layer, int rows) { add(3 + n_layer_ + static_cast<size_t>(layer), rows); }
+  void reset() {
+    for (size_t i = 0; i < n_; ++i) c_[i].store(0, std::memory_order_relaxed);
+  }
+  WorkCounts read() const {
+    WorkCounts w;
+    w.embed = get(0);
+    w.logits = get(1);
+    w.forward = get(2);
+    for (size_t l = 0; l < n_layer_; ++l) {
+      w.qkv.push_back(get(3 + l));
+      w.finish_block.push_back(get(3 + n_layer_ + l));
+    }
+    return w;
+  }
+
+ private:
+  void add(size_t i, int rows) {
+    c_[i].fetch_add(static_cast<uint64_t>(rows), std::memory_order_relaxed);
+  }
+  uint64_t get(size_t i) const { return c_[i].load(std::memory_order_relaxed); }
+  size_t n_layer_;
+  size_t n_;
+  std::unique_ptr<std::atomic<uint64_t>[]> c_;
+};
+
 struct Model::Impl {
   Config config;
+  std::unique_ptr<WorkCounters> work;  // set once the config is known
   Weights w;
   Arena arena;                            // weights the model owns
   std::optional<safetensors::File> file;  // mapped F32 weights used in place
@@ -312,6 +353,10 @@ void Model::set_threads(int n_threads) {
 
 int Model::threads() const { return impl_->pool->size(); }
 
+WorkCounts Model::work() const { return impl_->work->read(); }
+
+void Model::reset_work() const { impl_->work->reset(); }
+
 uint64_t Model::decode_weight_bytes() const {
   uint64_t floats = 0;
   for (const TensorSpec& s : tensor_specs(impl_->config)) {
@@ -325,6 +370,7 @@ Model Model::synthetic(uint64_t seed, const Config& config) {
   const std::vector<TensorSpec> specs = tensor_specs(config);  // validates
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->work = std::make_unique<WorkCounters>(config.n_layer);
   impl->pool = std::make_unique<ThreadPool>(default_thread_count());
   impl->w.layers.resize(static_cast<size_t>(config.n_layer));
 
@@ -458,6 +504,7 @@ Model Model::load_safetensors(const std::string& path) {
 
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->work = std::make_unique<WorkCounters>(config.n_layer);
   impl->pool = std::make_unique<ThreadPool>(default_thread_count());
   impl->w.layers.resize(static_cast<size_t>(config.n_layer));
   std::vector<size_t> offset(specs.size());
@@ -504,6 +551,7 @@ void Model::embed(const int* tokens, const int* positions, int n_rows, float* x)
                        std::to_string(c.n_ctx - 1) + " (n_ctx " + std::to_string(c.n_ctx) + ")");
     }
   }
+  impl_->work->add_embed(n_rows);
   const size_t d = impl_->d();
   const kernels::Matrix& wte = impl_->w.wte;  // [d_model, vocab]: column `token` is its row
   for (int r = 0; r < n_rows; ++r) {
@@ -518,6 +566,7 @@ void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float
   check_layer(c, layer, "qkv");
   check_rows(n_rows, "qkv");
   if (n_rows == 0) return;
+  impl_->work->add_qkv(layer, n_rows);
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
   std::vector<float> h(n_rows * d), t(n_rows * 3 * d);
@@ -537,6 +586,7 @@ void Model::finish_block(int layer, const float* attn, int n_rows, float* x) con
   check_layer(c, layer, "finish_block");
   check_rows(n_rows, "finish_block");
   if (n_rows == 0) return;
+  impl_->work->add_finish_block(layer, n_rows);
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
   ThreadPool* pool = impl_->pool.get();
@@ -554,6 +604,7 @@ void Model::logits(const float* x, int n_rows, float* logits) const {
   const Config& c = impl_->config;
   check_rows(n_rows, "logits");
   if (n_rows == 0) return;
+  impl_->work->add_logits(n_rows);
   std::vector<float> h(n_rows * impl_->d());
   kernels::layer_norm_rows(x, impl_->w.lnf_w, impl_->w.lnf_b, n_rows, c.d_model, h.data(),
                            impl_->pool.get());
@@ -580,6 +631,7 @@ std::vector<float> Model::forward(std::span<const int> tokens) const {
   check_tokens(tokens, c);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
+  impl_->work->add_forward(n);
   const size_t d = impl_->d();
   std::vector<int> positions(n);
   for (int i = 0; i < n; ++i) positions[i] = i;

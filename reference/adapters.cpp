@@ -71,9 +71,12 @@ CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
   return run;
 }
 
-CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens) {
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<std::vector<int>>& chunks) {
   CacheRun run;
-  run.logits = prefill(model, run.cache, tokens);
+  for (const std::vector<int>& chunk : chunks) {
+    std::vector<float> last = prefill(model, run.cache, chunk);  // [vocab]
+    run.logits.insert(run.logits.end(), last.begin(), last.end());
+  }
   return run;
 }
 

@@ -77,7 +77,7 @@ TEST(grader_cli, skeleton_fails_with_not_implemented_and_exit_1) {
   auto r = run(grader("--stage cache-structure", state));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "not implemented yet: run_cache_plan (adapters/adapters.cpp)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "0 of 8 cases pass.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "0 of 10 cases pass.")) << r.output;
 }
 
 TEST(grader_cli, broken_fixture_is_an_environment_error_naming_the_file) {
@@ -98,7 +98,7 @@ TEST(grader_cli, a_crash_fails_one_case_and_the_others_still_run) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "FAIL 02-one-append")) << r.output;
   EXPECT_TRUE(contains(r.output, "was killed by signal 11")) << r.output;
-  EXPECT_TRUE(contains(r.output, "7 of 8 cases pass.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
 }
 
 TEST(grader_cli, abort_exit_and_exceptions_are_named) {
@@ -107,10 +107,10 @@ TEST(grader_cli, abort_exit_and_exceptions_are_named) {
   EXPECT_TRUE(contains(r.output, "was killed by signal 6")) << r.output;
   r = run(misbehaving("exit", "", state));
   EXPECT_TRUE(contains(r.output, "exited with status 0 before answering")) << r.output;
-  EXPECT_TRUE(contains(r.output, "7 of 8 cases pass.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
   r = run(misbehaving("throw", "", state));
   EXPECT_TRUE(contains(r.output, "threw std::out_of_range: position 7 is past the end")) << r.output;
-  EXPECT_TRUE(contains(r.output, "7 of 8 cases pass.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
   r = run(misbehaving("garbage", "", state));
   EXPECT_TRUE(contains(r.output, "cut off or malformed")) << r.output;
   EXPECT_EQ(r.exit_code, 1);
@@ -122,7 +122,7 @@ TEST(grader_cli, a_hang_times_out_and_leaves_no_process_behind) {
   auto r = run(mark + " " + misbehaving("hang", "--timeout 0.5", state));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "no answer within 0.5 s")) << r.output;
-  EXPECT_TRUE(contains(r.output, "7 of 8 cases pass.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
   EXPECT_EQ(testing_support::processes_with_environment(mark), std::vector<int>{}) << "a runner is still alive";
 }
 
@@ -144,7 +144,7 @@ TEST(grader_cli, json_results_carry_status_and_messages) {
   course::json j = course::json::parse(r.output);
   EXPECT_EQ(j["passed"], false);
   const auto& cases = j["stages"][0]["cases"];
-  ASSERT_EQ(cases.size(), 8u);
+  ASSERT_EQ(cases.size(), 10u);
   EXPECT_EQ(cases[1]["status"], "exception");
   EXPECT_EQ(cases[0]["status"], "passed");
 }
@@ -335,4 +335,40 @@ TEST(grader_cli, an_unwritable_progress_file_warns_once_and_grading_goes_on) {
   for (size_t at = 0; (at = r.output.find("cannot write the progress file", at)) != std::string::npos; ++at) ++warnings;
   EXPECT_EQ(warnings, 1u) << r.output;
   EXPECT_TRUE(contains(r.output, "grader: warning: cannot write the progress file " + progress)) << r.output;
+}
+
+TEST(grader_cli, case_without_stage_finds_the_stage_that_has_it) {
+  TempDir state;
+  auto r = run(grader("--impl reference --case 09-clone-an-older-cache", state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Stage 1 · cache-structure")) << r.output;
+  EXPECT_TRUE(contains(r.output, "PASS 09-clone-an-older-cache")) << r.output;
+  EXPECT_TRUE(contains(r.output, "All 1 cases pass.")) << r.output;
+}
+
+TEST(grader_cli, an_unknown_case_lists_the_valid_ones) {
+  TempDir state;
+  auto r = run(grader("--impl reference --case no-such-case", state));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "no stage has a case named \"no-such-case\"")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cache-structure: 01-empty, 02-one-append")) << r.output;
+  EXPECT_TRUE(contains(r.output, "prefix-reuse: 01-one-suffix-6-reused")) << r.output;
+  r = run(grader("--impl reference --stage multi-layer-cache --case 01-empty", state));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "stage multi-layer-cache has no case named \"01-empty\". Its cases: 01-no-appends, "))
+      << r.output;
+}
+
+TEST(grader_cli, no_times_leaves_out_every_duration) {
+  TempDir state;
+  for (const std::string& how : {std::string("--no-times"), std::string("")}) {
+    const std::string env = how.empty() ? "KVCOURSE_NO_TIMES=1 " : "";
+    auto r = run(env + grader("--impl reference --stage multi-layer-cache " + how, state));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "  PASS 01-no-appends\n")) << r.output;
+    EXPECT_TRUE(contains(r.output, "All 8 cases pass.\n")) << r.output;
+    EXPECT_FALSE(contains(r.output, "s)")) << r.output;
+  }
+  auto timed = run(grader("--impl reference --stage multi-layer-cache", state));
+  EXPECT_TRUE(contains(timed.output, "All 8 cases pass. (")) << timed.output;
 }

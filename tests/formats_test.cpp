@@ -34,7 +34,7 @@ std::vector<StageResult> mixed_results() {
   CaseResult failed = make_case("02-one-append", CaseStatus::failed,
                                 "keys: 768 of 768 elements differ", "debug line\n");
   failed.diagnoses.push_back(
-      {"kvc.kv_swapped", "K and V swapped", "keys hold the values", "stages/01/lesson.md#kv"});
+      {"kvc.kv_swapped", "", "K and V swapped", "keys hold the values", "stages/01/lesson.md#kv"});
   r.cases.push_back(failed);
   r.cases.push_back(
       make_case("03-crash", CaseStatus::crashed, "the code under test was killed by signal 11"));
@@ -72,7 +72,7 @@ TEST(formats, gradescope_output_explains_the_failure) {
   json j = gradescope_results(mixed_results());
   std::string out = j["tests"][1]["output"];
   EXPECT_TRUE(has(out, "keys: 768 of 768 elements differ")) << out;
-  EXPECT_TRUE(has(out, "likely mistake [kvc.kv_swapped]: K and V swapped")) << out;
+  EXPECT_TRUE(has(out, "[kvc.kv_swapped] K and V swapped")) << out;
   EXPECT_TRUE(has(out, "stages/01/lesson.md#kv")) << out;
   EXPECT_TRUE(has(out, "[your code] debug line")) << out;  // labelled, as in the terminal
   EXPECT_FALSE(has(out, "\033[")) << "no colour in a results file";

@@ -87,8 +87,12 @@ TEST(inputs, a_malformed_input_names_the_field) {
                   "input: has no \"after_original\""));
   EXPECT_TRUE(has(input_error("run_decode", {{"weights", weights()}, {"tokens", {464, 50257}}}),
                   "input.tokens[1]: must be a whole number from 0 to 50256"));
-  EXPECT_TRUE(has(input_error("run_prefill", {{"weights", weights()}, {"tokens", json::array()}}),
+  EXPECT_TRUE(has(input_error("run_decode", {{"weights", weights()}, {"tokens", json::array()}}),
                   "input.tokens: must not be empty"));
+  EXPECT_TRUE(has(input_error("run_prefill", {{"weights", weights()}, {"chunks", {{1, 2}, json::array()}}}),
+                  "input.chunks[1]: must not be empty"));
+  EXPECT_TRUE(has(input_error("run_prefill", {{"weights", weights()}, {"tokens", {1}}}), "input: has no \"chunks\""));
+  EXPECT_TRUE(has(input_error("read_kvcache", {{"keys", floats(768)}, {"values", floats(768)}}), "\"keys\" and \"values\" must both be [n, 768]"));
   json w = weights();
   w["seed"] = -1;
   EXPECT_TRUE(has(input_error("run_decode", {{"weights", w}, {"tokens", {1}}}), "input.weights.seed"));

@@ -47,7 +47,7 @@ constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2;
 struct Cli {
   std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
   std::string fixtures_dir = (course_root() / "fixtures").string();
-  bool all = false, list = false;
+  bool all = false, list = false, no_times = false;
   double timeout_s = 5.0;
   // The learner's loop.
   bool watch = false, poll = false, rebuild = false;
@@ -205,7 +205,11 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--fixtures", cli.fixtures_dir, "Folder of fixtures, one sub-folder per stage");
   app.add_option("--timeout", cli.timeout_s, "Seconds allowed per case")
       ->check(CLI::PositiveNumber);
-  app.add_option("--case", cli.only_case, "Grade only this case of the stage");
+  app.add_option("--case", cli.only_case,
+                 "Grade only this case (of --stage, or of whichever stage has a case of that name)");
+  app.add_flag("--no-times", cli.no_times,
+               "Leave out the seconds per case and stage (also: KVCOURSE_NO_TIMES=1), for "
+               "transcripts that stay the same from run to run");
   app.add_option("--format", cli.format,
                  "Output: text, json, gradescope or exercism (their results.json)")
       ->check(CLI::IsMember({"text", "json", "gradescope", "exercism"}));
@@ -240,10 +244,37 @@ void add_options(CLI::App& app, Cli& cli) {
       ->check(CLI::PositiveNumber);
 }
 
-// The stages to grade: --all, --stage, or the first one not passed yet.
+// The stages that have a case named `name`; none: `error` lists every stage's cases.
+std::vector<const Stage*> stages_with_case(const std::string& name, const fs::path& fixtures,
+                                           std::string& error) {
+  std::vector<const Stage*> found;
+  std::string all_cases;
+  for (const Stage& s : stage_table()) {
+    std::vector<std::string> names;
+    try {
+      names = case_names(s, fixtures);
+    } catch (const FixtureError& e) {
+      error = e.what();
+      return {};
+    }
+    std::string list;
+    for (const std::string& n : names) {
+      list += (list.empty() ? "" : ", ") + n;
+      if (n == name) found.push_back(&s);
+    }
+    all_cases += "\n  " + s.slug + ": " + list;
+  }
+  if (found.empty()) error = "no stage has a case named \"" + name + "\". The cases:" + all_cases;
+  return found;
+}
+
+// The stages to grade: --all, --stage, the stages with --case's case, or the first one not
+// passed yet.
 std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progress,
                                           bool track_progress, std::string& error) {
   std::vector<const Stage*> todo;
+  if (!cli.only_case.empty() && cli.stage_slug.empty())
+    return stages_with_case(cli.only_case, cli.fixtures_dir, error);
   if (cli.all) {
     if (!cli.stage_slug.empty()) error = "give --stage or --all, not both";
     for (const Stage& s : stage_table()) todo.push_back(&s);
@@ -418,6 +449,8 @@ int main(int argc, char** argv) {
   run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
   if (!sandbox_error.empty()) return output.error(sandbox_error);
   run.style.color = use_color(cli.format, cli.output_file);
+  const char* no_times = std::getenv("KVCOURSE_NO_TIMES");
+  run.style.times = !cli.no_times && !(no_times && *no_times && std::string(no_times) != "0");
   run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
   run.explicit_runner = explicit_runner;
   run.track_progress = track_progress;

@@ -46,6 +46,23 @@ std::string seconds(double s) {
   return buf;
 }
 
+// The identified mistakes: bit for bit what each produces, on every graded case.
+void print_identified(std::ostream& out, const std::vector<Diagnosis>& ds, const TextStyle& style,
+                      const std::string& indent) {
+  if (ds.empty()) return;
+  Paint paint{style.color};
+  out << indent
+      << paint("33", ds.size() == 1 ? "Identified: on every graded case your output is bit for bit what this known mistake gives:"
+                                    : "Identified: on every graded case your output is bit for bit what each of these known mistakes gives:")
+      << "\n";
+  for (const Diagnosis& d : ds) {
+    out << indent << "  " << paint("33", "[" + d.id + (d.parameter.empty() ? "" : ": " + d.parameter) + "] " + d.title)
+        << "\n";
+    out << indent << "    " << d.explanation << "\n";
+    out << indent << "    read: " << d.lesson << "\n";
+  }
+}
+
 }  // namespace
 
 std::string visible_controls(const std::string& text) {
@@ -84,7 +101,8 @@ void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& 
   if (c.output_truncated) out << indent << style.output_label << " ... (more output was cut)\n";
 }
 
-void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
+void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent,
+                        bool with_diagnoses) {
   Paint paint{style.color};
   // The message and the differences quote the code under test's answer: shown, never obeyed.
   out << indent << "checks: " << visible_controls(c.checks) << "\n";
@@ -99,11 +117,14 @@ void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle&
       break;
     }
   }
-  for (const Diagnosis& d : c.diagnoses) {
-    out << indent << paint("33", "likely mistake [" + d.id + "]: " + d.title) << "\n";
-    out << indent << "  " << d.explanation << "\n";
-    out << indent << "  read: " << d.lesson << "\n";
+  for (size_t i = 0; i < c.where.size(); ++i) {
+    const std::string lead = i == 0 ? "where: " : "       ";
+    std::istringstream lines(c.where[i]);
+    bool first = true;
+    for (std::string line; std::getline(lines, line); first = false)
+      out << indent << (first ? lead : "         ") << line << "\n";
   }
+  if (with_diagnoses) print_identified(out, c.diagnoses, style, indent);
 }
 
 void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& style) {
@@ -114,14 +135,31 @@ void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& 
     std::string mark = ok ? paint("32", "  PASS ") : paint("31", "  FAIL ");
     char name[128];
     std::snprintf(name, sizeof name, "%-34s", visible_controls(c.name).c_str());
-    out << mark << name << " " << seconds(c.seconds) << "\n";
-    if (!ok) print_case_failure(out, c, style);
+    out << mark << (style.times ? std::string(name) + " " + seconds(c.seconds) : visible_controls(c.name)) << "\n";
+    if (ok && !c.note.empty()) out << "         " << visible_controls(c.note) << "\n";
+    if (!ok) print_case_failure(out, c, style, "         ", false);
     print_case_output(out, c, style);
   }
+  print_identified(out, r.identified, style, "  ");
   out << (r.all_passed() ? paint("32", "All " + std::to_string(r.cases.size()) + " cases pass.")
                          : paint("31", std::to_string(r.passed()) + " of " + std::to_string(r.cases.size()) + " cases pass."))
-      << " (" << seconds(r.seconds) << ")\n";
+      << (style.times ? " (" + seconds(r.seconds) + ")" : "") << "\n";
 }
+
+namespace {
+
+json diagnoses_json(const std::vector<Diagnosis>& ds) {
+  json out = json::array();
+  for (const Diagnosis& d : ds)
+    out.push_back({{"id", d.id},
+                   {"parameter", d.parameter},
+                   {"title", d.title},
+                   {"explanation", d.explanation},
+                   {"lesson", d.lesson}});
+  return out;
+}
+
+}  // namespace
 
 json results_json(const std::vector<StageResult>& results) {
   json stages = json::array();
@@ -131,16 +169,16 @@ json results_json(const std::vector<StageResult>& results) {
     for (const CaseResult& c : r.cases) {
       json mismatches = json::array();
       for (const Mismatch& m : c.mismatches) mismatches.push_back(m.data);
-      json diagnoses = json::array();
-      for (const Diagnosis& d : c.diagnoses)
-        diagnoses.push_back({{"id", d.id}, {"title", d.title}, {"explanation", d.explanation}, {"lesson", d.lesson}});
+      json diagnoses = diagnoses_json(c.diagnoses);
       cases.push_back({{"name", c.name},
                        {"status", status_name(c.status)},
                        {"message", c.message},
                        {"checks", c.checks},
                        {"seconds", c.seconds},
                        {"mismatches", mismatches},
+                       {"where", c.where},
                        {"diagnoses", diagnoses},
+                       {"note", c.note},
                        {"output", c.output}});
     }
     all = all && r.all_passed();
@@ -150,6 +188,7 @@ json results_json(const std::vector<StageResult>& results) {
                       {"passed", r.passed()},
                       {"total", r.cases.size()},
                       {"seconds", r.seconds},
+                      {"identified", diagnoses_json(r.identified)},
                       {"cases", cases}});
   }
   return {{"passed", all}, {"stages", stages}};

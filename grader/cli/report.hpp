@@ -10,6 +10,7 @@ namespace course {
 
 struct TextStyle {
   bool color = false;
+  bool times = true;  // seconds per case and stage (off: --no-times, for stable transcripts)
   std::string output_label = "[your code]";  // prefix of each line the code under test printed
 };
 
@@ -23,16 +24,18 @@ void print_stage_text(std::ostream& out, const StageResult& result, const TextSt
 std::string visible_controls(const std::string& text);
 
 // The parts of one case's report, each line starting with `indent`: why a case failed
-// (what it checks, its input, the message, the first differences, the likely mistakes),
-// and what the code under test printed, labelled.
+// (what it checks, its input, the message, the first differences, where the output first
+// departs, and with `with_diagnoses` the identified mistakes), and what the code under test
+// printed, labelled.
 void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style,
-                        const std::string& indent = "         ");
+                        const std::string& indent = "         ", bool with_diagnoses = true);
 void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& style,
                        const std::string& indent = "         ");
 
-// {"stages": [{"slug", "title", "passed", "total", "seconds", "cases": [{"name", "status",
-//   "message", "checks", "seconds", "mismatches": [...], "diagnoses": [{"id", ...}],
-//   "output"}]}], "passed": bool}
+// {"stages": [{"slug", "title", "passed", "total", "seconds", "identified": [{"id", ...}],
+//   "cases": [{"name", "status", "message", "checks", "seconds", "mismatches": [...],
+//   "where": ["..."], "diagnoses": [{"id", "parameter", "title", "explanation", "lesson"}],
+//   "note", "output"}]}], "passed": bool}
 json results_json(const std::vector<StageResult>& results);
 
 }  // namespace course

@@ -50,6 +50,22 @@ CaseSpec plan_case(std::string name, std::string checks, const PlanBuilder& plan
   return {"cache-structure", std::move(name), std::move(checks), "run_cache_plan", plan.input(), nullptr};
 }
 
+// The grader's own reading of a KVCache: n appends of the self-describing rows, no plan.
+CaseSpec read_case(std::string name, std::string checks, int n) {
+  Tensor k, v;
+  k.shape = v.shape = {n, kDModel};
+  k.axes = v.axes = {"append", "feature"};
+  for (int a = 0; a < n; ++a)
+    for (int i = 0; i < kDModel; ++i) {
+      k.data.push_back(float(a * kDModel + i + 1));
+      v.data.push_back(-float(a * kDModel + i + 1));
+    }
+  return {"cache-structure", std::move(name), std::move(checks), "read_kvcache",
+          {{"keys", tensor_to_json(k, TensorEncoding::numbers)},
+           {"values", tensor_to_json(v, TensorEncoding::numbers)}},
+          nullptr};
+}
+
 CaseSpec shapes_case(std::string name, std::string checks, std::vector<int> appends) {
   return {"multi-layer-cache", std::move(name), std::move(checks), "run_model_cache_shapes",
           {{"appends", appends}}, nullptr};
@@ -84,6 +100,15 @@ std::vector<CaseSpec> cache_cases() {
                             PlanBuilder().create().clone(0).append(1, 2)));
   cases.push_back(plan_case("08-clone-of-clone", "A clone of a clone is as independent as the first clone.",
                             PlanBuilder().create().append(0).clone(0).append(1).clone(1).append(2, 2).append(0)));
+  cases.push_back(plan_case("09-clone-an-older-cache",
+                            "clone(i) copies cache i, whichever cache was created last: here the "
+                            "clones copy caches made two and three steps earlier.",
+                            PlanBuilder().create().append(0, 2).create().append(1).clone(0).append(2).clone(1).append(0)));
+
+  cases.push_back(read_case("10-read-by-the-grader",
+                            "The grader appends three positions to a KVCache itself and reads "
+                            "length(), key(h, p) and value(h, p) without your adapter.",
+                            3));
 
   // ---- stage 2: twelve layers
   cases.push_back(shapes_case("01-no-appends", "A fresh ModelCache has 12 layers, each [12, 0, 64].", {}));

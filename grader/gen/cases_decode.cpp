@@ -1,18 +1,26 @@
 // Cases of stages one-token, prefill and prefix-reuse.
 //
 // Two kinds of case per stage:
-//  * attention probes (attend_one, attend_causal): one layer's cache with hand-made keys
-//    and one-hot value rows (position j's value row is 1 in dim j of every head, 0
-//    elsewhere), so the attention output of head h is its softmax weights: out[h][j] is
-//    the weight the query gives position j. A skipped position, a missing scale or a
-//    wrong mask shows as a weight, not as a far-away logit. q and k are small multiples of
-//    1/4, so every score is exact.
-//  * GPT-2 small runs (synthetic weights, decode_weights.hpp): logits and the whole cache.
-//    The fixture keeps the logits and the cache's K and V as digests (digest.hpp).
+//  * attention probes (attend_one, attend_causal), on one layer's cache that the fixture
+//    gives. Two flavours:
+//    - one-hot: hand-made keys and one-hot value rows (position j's value row is 1 in dim
+//      j of every head, 0 elsewhere), so the attention output of head h is its softmax
+//      weights: out[h][j] is the weight the query gives position j. A skipped position, a
+//      wrong scale or a wrong mask shows as a weight, not as a far-away logit. q and k are
+//      small multiples of 1/4, so every score is exact.
+//    - random: q, k and v drawn from a seeded hash, so almost no product or sum is exact
+//      and every sum's order shows in the bits: a dot product, softmax or weighted sum
+//      written in another order fails here, in the probe of the function that holds it.
+//  * GPT-2 small runs (synthetic weights, decode_weights.hpp): logits, the whole cache and
+//    the rows the call put through the model (its work). The fixture keeps the logits and
+//    the cache's K and V as digests (digest.hpp), and of the work only what must hold:
+//    every layer's qkv and finish_block saw each new position exactly once, and
+//    Model::forward was not called.
 //
 // The generator also proves, while it writes the fixtures, what the stages promise: decode
 // logits equal the no-cache forward pass at every step; prefill's logits and cache equal
 // decode's bit for bit; a continued prefix equals a fresh prefill of prefix + suffix.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -66,6 +74,31 @@ json probe_input(int n, int n_rows) {
   return in;
 }
 
+// A float in about [-2, 2) from (seed, index), with no short binary expansion: splitmix64's
+// mixing function, 20 bits of it, divided by an odd number.
+float hashed_float(uint64_t seed, uint64_t index) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull + index + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return float(int64_t(z >> 44) - (1 << 19)) / 262143.0f;
+}
+
+// A random probe: n cached positions and n_rows query rows (0: one query, [768]).
+json random_probe_input(uint64_t seed, int n, int n_rows) {
+  std::vector<float> keys(size_t(n) * kDModel), values(size_t(n) * kDModel),
+      q(size_t(std::max(n_rows, 1)) * kDModel);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = hashed_float(seed, i);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = hashed_float(seed + 1, i);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = hashed_float(seed + 2, i);
+  json in;
+  in["q"] = n_rows == 0 ? tensor_numbers({kDModel}, {"feature"}, q)
+                        : tensor_numbers({n_rows, kDModel}, {"row", "feature"}, q);
+  in["keys"] = tensor_numbers({n, kDModel}, {"pos", "feature"}, keys);
+  in["values"] = tensor_numbers({n, kDModel}, {"pos", "feature"}, values);
+  return in;
+}
+
 Tensor tensor_of(const json& j) { return tensor_from_json(j); }
 
 bool same_bits(const std::vector<float>& a, const float* b, size_t n) {
@@ -93,6 +126,24 @@ json digest_cache(json out) {
   return out;
 }
 
+// Of a run's work, what must hold: rows through every layer's qkv and finish_block (each
+// new position once) and no Model::forward. How many rows were embedded or turned into
+// logits is left free (a prefill written as a loop of decode steps makes logits for every
+// row, and is right).
+json expected_work(const json& work) {
+  return {{"qkv_rows", work.at("qkv_rows")},
+          {"finish_block_rows", work.at("finish_block_rows")},
+          {"forward_tokens", work.at("forward_tokens")}};
+}
+
+void require_work(const json& work, int64_t new_positions) {
+  for (const char* name : {"qkv_rows", "finish_block_rows"})
+    for (const json& rows : work.at(name))
+      require(rows.get<int64_t>() == new_positions,
+              std::string("every layer's ") + name + " counts each new position once");
+  require(work.at("forward_tokens") == 0, "the run does not call Model::forward");
+}
+
 std::vector<int> concat(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out = a;
   out.insert(out.end(), b.begin(), b.end());
@@ -106,6 +157,11 @@ CaseSpec attend_one_case(std::string name, std::string checks, int n) {
           "attend_one", probe_input(n, 0), nullptr};
 }
 
+CaseSpec random_attend_one_case(std::string name, std::string checks, uint64_t seed, int n) {
+  return {"one-token", std::move(name), std::move(checks), "attend_one",
+          random_probe_input(seed, n, 0), nullptr};
+}
+
 CaseSpec decode_case(std::string name, std::string checks, std::vector<int> tokens) {
   json input = {{"weights", decode_weights_spec()}, {"tokens", tokens}};
   auto finalize = [tokens](const json& out) {
@@ -114,7 +170,10 @@ CaseSpec decode_case(std::string name, std::string checks, std::vector<int> toke
     Tensor logits = tensor_of(out["logits"]);
     require(same_bits(logits.data, forward.data(), forward.size()),
             "decode logits equal Model::forward's");
-    return digest_cache(out);
+    require_work(out["work"], int64_t(tokens.size()));
+    json expected = digest_cache(out);
+    expected["work"] = expected_work(out["work"]);
+    return expected;
   };
   return {"one-token", std::move(name), std::move(checks), "run_decode", input, finalize};
 }
@@ -126,25 +185,42 @@ CaseSpec attend_causal_case(std::string name, std::string checks, int n, int n_r
           "attend_causal", probe_input(n, n_rows), nullptr};
 }
 
-CaseSpec prefill_case(std::string name, std::string checks, std::vector<int> tokens) {
-  json input = {{"weights", decode_weights_spec()}, {"tokens", tokens}};
-  auto finalize = [tokens, input](const json& out) {
+CaseSpec random_attend_causal_case(std::string name, std::string checks, uint64_t seed, int n,
+                                   int n_rows) {
+  return {"prefill", std::move(name), std::move(checks), "attend_causal",
+          random_probe_input(seed, n, n_rows), nullptr};
+}
+
+// Prefills of `chunks`, one after the other, on one cache.
+CaseSpec prefill_case(std::string name, std::string checks,
+                      std::vector<std::vector<int>> chunks) {
+  json input = {{"weights", decode_weights_spec()}, {"chunks", chunks}};
+  std::vector<int> tokens;
+  for (const auto& c : chunks) tokens.insert(tokens.end(), c.begin(), c.end());
+  auto finalize = [tokens, chunks](const json& out) {
     const gpt2::Model& model = model_for(decode_weights_spec());
     const size_t vocab = size_t(model.config().vocab);
     std::vector<float> forward = model.forward(tokens);  // [T, vocab]
-    Tensor logits = tensor_of(out["logits"]);
-    require(same_bits(logits.data, forward.data() + forward.size() - vocab, vocab),
-            "prefill logits equal Model::forward's");
-    json decoded = run_adapter("run_decode", input);
-    Tensor dl = tensor_of(decoded["logits"]);
-    require(same_bits(logits.data, dl.data.data() + dl.data.size() - vocab, vocab),
-            "prefill logits equal decode's");
+    Tensor logits = tensor_of(out["logits"]);            // [n_chunks, vocab]
+    size_t end = 0;
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      end += chunks[c].size();
+      require(same_bits(std::vector<float>(logits.data.begin() + long(c * vocab),
+                                           logits.data.begin() + long((c + 1) * vocab)),
+                        forward.data() + (end - 1) * vocab, vocab),
+              "each chunk's logits equal Model::forward's at the chunk's last position");
+    }
+    json decoded =
+        run_adapter("run_decode", {{"weights", decode_weights_spec()}, {"tokens", tokens}});
     for (const char* name : {"keys", "values"}) {
       Tensor a = tensor_of(out[name]), b = tensor_of(decoded[name]);
       require(a.shape == b.shape && same_bits(a.data, b.data.data(), b.data.size()),
               std::string("prefill's cached ") + name + " equal decode's");
     }
-    return digest_cache(out);
+    require_work(out["work"], int64_t(tokens.size()));
+    json expected = digest_cache(out);
+    expected["work"] = expected_work(out["work"]);
+    return expected;
   };
   return {"prefill", std::move(name), std::move(checks), "run_prefill", input, finalize};
 }
@@ -157,6 +233,9 @@ CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefi
   auto finalize = [prefix, suffixes](const json& out) {
     const gpt2::Model& model = model_for(decode_weights_spec());
     const size_t vocab = size_t(model.config().vocab);
+    int64_t new_positions = int64_t(prefix.size());
+    for (const auto& s : suffixes) new_positions += int64_t(s.size());
+    require_work(out["work"], new_positions);
     std::vector<float> fp = model.forward(prefix);
     require(same_bits(tensor_of(out["prefix_logits"]).data, fp.data() + fp.size() - vocab, vocab),
             "the saved prefix's logits equal Model::forward's");
@@ -165,19 +244,20 @@ CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefi
     expected["saved"] = digest_cache(out["saved"]);
     for (size_t i = 0; i < suffixes.size(); ++i) {
       std::vector<int> all = concat(prefix, suffixes[i]);
-      json fresh =
-          run_adapter("run_prefill", {{"weights", decode_weights_spec()}, {"tokens", all}});
+      json fresh = run_adapter("run_prefill", {{"weights", decode_weights_spec()},
+                                               {"chunks", std::vector<std::vector<int>>{all}}});
       std::vector<float> f = model.forward(all);
       const json& c = out["continued"][i];
       require(same_bits(tensor_of(c["logits"]).data, f.data() + f.size() - vocab, vocab),
               "a continued prefix's logits equal Model::forward's of prefix + suffix");
       for (const char* name : {"logits", "keys", "values"}) {
         Tensor a = tensor_of(c[name]), b = tensor_of(fresh[name]);
-        require(a.shape == b.shape && same_bits(a.data, b.data.data(), b.data.size()),
+        require(a.data.size() == b.data.size() && same_bits(a.data, b.data.data(), b.data.size()),
                 std::string("a continued prefix's ") + name + " equal a fresh prefill's");
       }
       expected["continued"][i] = digest_cache(c);
     }
+    expected["work"] = expected_work(out["work"]);
     return expected;
   };
   return {"prefix-reuse", std::move(name), std::move(checks), "run_prefix_reuse", input, finalize};
@@ -201,18 +281,25 @@ std::vector<CaseSpec> decode_cases() {
                                   "One query over seven cached positions, unmasked and scaled by "
                                   "1/8: with one-hot value rows each output is a softmax weight.",
                                   7));
-  cases.push_back(decode_case("03-first-token",
+  cases.push_back(random_attend_one_case(
+      "03-attend-random-values",
+      "One query over 23 positions of random keys and values: every dot product, the softmax "
+      "and the weighted sum must run in the specified order to give these bits.",
+      31, 23));
+  cases.push_back(decode_case("04-first-token",
                               "Decoding one token into an empty cache gives Model::forward's "
                               "logits and one position per layer.",
                               {464}));
-  cases.push_back(decode_case("04-three-tokens",
+  cases.push_back(decode_case("05-three-tokens",
                               "Three tokens decoded one at a time: every step's logits equal the "
                               "no-cache forward pass, and each layer holds 3 positions.",
                               {quick.begin(), quick.begin() + 3}));
-  cases.push_back(decode_case("05-six-tokens",
-                              "Six steps: each new token is at position = cache length and attends "
-                              "over every cached position of its layer.",
-                              {quick.begin(), quick.begin() + 6}));
+  // Nine steps of the prefill stage's sixteen-token prompt: long enough that a softmax
+  // built on glibc 2.36's std::exp gives other bits (at position 5, layer 8).
+  cases.push_back(decode_case("06-nine-tokens",
+                              "Nine steps: each new token is at position = cache length and "
+                              "attends over every cached position of its layer.",
+                              {464, 3290, 318, 257, 3290, 13, 383, 3290, 318}));
 
   // ---- stage prefill
   cases.push_back(attend_causal_case("01-causal-six-rows",
@@ -224,17 +311,28 @@ std::vector<CaseSpec> decode_cases() {
                          "Three query rows at positions 5, 6, 7 of an 8-position cache: each sees "
                          "the earlier cache and itself, nothing later.",
                          8, 3));
-  cases.push_back(prefill_case("03-one-token",
-                               "A one-token prompt: prefill equals a single decode step.", {464}));
-  cases.push_back(prefill_case("04-five-tokens",
+  cases.push_back(random_attend_causal_case(
+      "03-causal-random-values",
+      "Five query rows, the last five of 19 positions of random keys and values: each row's "
+      "attention, in the specified order, over the positions up to its own.",
+      47, 19, 5));
+  cases.push_back(prefill_case("04-one-token",
+                               "A one-token prompt: prefill equals a single decode step.",
+                               {{464}}));
+  cases.push_back(prefill_case("05-five-tokens",
                                "Five tokens in one batch: last logits and the whole cache equal "
                                "decoding them one at a time, bit for bit.",
-                               {quick.begin(), quick.begin() + 5}));
+                               {{quick.begin(), quick.begin() + 5}}));
   cases.push_back(prefill_case(
-      "05-sixteen-tokens",
+      "06-sixteen-tokens",
       "Sixteen tokens with a repeated word: the causal mask keeps every row from seeing later "
       "positions.",
-      {464, 3290, 318, 257, 3290, 13, 383, 3290, 318, 922, 13, 632, 318, 262, 3290, 13}));
+      {{464, 3290, 318, 257, 3290, 13, 383, 3290, 318, 922, 13, 632, 318, 262, 3290, 13}}));
+  cases.push_back(prefill_case(
+      "07-after-a-first-prefill",
+      "A second prefill on a cache that already holds 5 positions: its rows are positions 5, "
+      "6, 7 and attend to the cached ones too.",
+      {{quick.begin(), quick.begin() + 5}, {quick.begin() + 5, quick.begin() + 8}}));
 
   // ---- stage prefix-reuse
   const std::vector<int> prefix = {464, 2068, 7586, 21831, 18045, 625};

@@ -1,50 +1,85 @@
 // make-fixtures: runs every case in cases_*.cpp through the reference implementation and
-// writes fixtures/<stage>/<case>.json(.gz). Usage: make-fixtures --out DIR [--stage SLUG]
+// writes fixtures/<stage>/<case>.json(.gz). With --mistakes it also runs every catalogued
+// mistake and valid alternative of tests/buggy on every case of its stage (mistake_runs.hpp)
+// and records the mistakes' answers in the fixtures.
+//
+//   make-fixtures --out DIR [--stage SLUG] [--mistakes tests/buggy --runners build/bin]
+//
+// Without --mistakes the fixtures hold the reference's part only: what the freshness test
+// compares (course_test.cpp); the confusion test proves the recorded mistakes.
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
-#include "wire/fixture.hpp"
-#include "runner/bindings.hpp"
 #include "gen/cases.hpp"
+#include "gen/mistake_runs.hpp"
+#include "runner/bindings.hpp"
+#include "wire/fixture.hpp"
 
 namespace fs = std::filesystem;
 using namespace course;
 
+namespace {
+
+Fixture reference_fixture(const CaseSpec& spec) {
+  auto it = adapter_table().find(spec.adapter);
+  if (it == adapter_table().end()) throw std::runtime_error("no adapter " + spec.adapter);
+  json output = it->second(spec.input);
+  Fixture f;
+  f.stage = spec.stage;
+  f.name = spec.name;
+  f.checks = spec.checks;
+  f.adapter = spec.adapter;
+  f.input = spec.input;
+  f.expected = spec.finalize ? spec.finalize(output) : output;
+  return f;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Writes the course's fixtures from the reference implementation."};
-  std::string out_dir, only_stage;
+  std::string out_dir, only_stage, mistakes_dir, runners_dir;
+  int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("--out", out_dir, "Folder to write into (one sub-folder per stage)")->required();
   app.add_option("--stage", only_stage, "Only this stage");
+  app.add_option("--mistakes", mistakes_dir,
+                 "Folder of .mistake and .alternative files: run each on its stage's cases");
+  app.add_option("--runners", runners_dir, "Folder holding the runner-buggy-* and runner-alternative-* runners");
+  app.add_option("--jobs", jobs, "Runners at a time (default: the number of cores)");
   CLI11_PARSE(app, argc, argv);
+  if (!mistakes_dir.empty() && runners_dir.empty()) {
+    std::cerr << "make-fixtures: --mistakes needs --runners\n";
+    return 2;
+  }
 
   std::vector<CaseSpec> cases = cache_cases();
   for (auto& c : decode_cases()) cases.push_back(std::move(c));
 
-  std::map<std::string, std::set<fs::path>> written;
   try {
+    std::vector<VariantFile> variants;
+    if (!mistakes_dir.empty()) variants = read_variant_files(mistakes_dir, runners_dir);
+    std::vector<std::string> stages;  // in case order
+    std::map<std::string, std::vector<Fixture>> fixtures;
     for (const CaseSpec& spec : cases) {
       if (!only_stage.empty() && spec.stage != only_stage) continue;
-      auto it = adapter_table().find(spec.adapter);
-      if (it == adapter_table().end()) throw std::runtime_error("no adapter " + spec.adapter);
-      json output = it->second(spec.input);
-      Fixture f;
-      f.stage = spec.stage;
-      f.name = spec.name;
-      f.checks = spec.checks;
-      f.adapter = spec.adapter;
-      f.input = spec.input;
-      f.expected = spec.finalize ? spec.finalize(output) : output;
-      written[spec.stage].insert(write_fixture(fs::path(out_dir) / spec.stage, f));
+      if (!fixtures.count(spec.stage)) stages.push_back(spec.stage);
+      fixtures[spec.stage].push_back(reference_fixture(spec));
     }
-    // Remove fixtures of cases that no longer exist.
-    for (const auto& [stage, files] : written) {
+    for (const std::string& stage : stages) {
+      if (!mistakes_dir.empty()) record_mistakes(stage, variants, fixtures[stage], jobs);
+      std::set<fs::path> written;
+      for (const Fixture& f : fixtures[stage]) written.insert(write_fixture(fs::path(out_dir) / stage, f));
+      // Remove fixtures of cases that no longer exist.
       for (const auto& entry : fs::directory_iterator(fs::path(out_dir) / stage))
-        if (!files.count(entry.path())) fs::remove(entry.path());
-      std::cout << stage << ": " << files.size() << " fixtures\n";
+        if (!written.count(entry.path())) fs::remove(entry.path());
+      std::cout << stage << ": " << written.size() << " fixtures";
+      if (!mistakes_dir.empty()) std::cout << ", " << fixtures[stage].front().mistakes.size() << " mistakes recorded";
+      std::cout << "\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "make-fixtures: " << e.what() << "\n";

@@ -1,5 +1,7 @@
 #include "judge/answer.hpp"
 
+#include "wire/digest.hpp"
+
 namespace course {
 
 namespace {
@@ -36,11 +38,26 @@ Answer parse_answer(const std::string& frame) {
   return a;
 }
 
-std::vector<Diagnosis> diagnose_answer(Diagnoser diagnose, const CaseView& view) {
+AnswerEvidence failed_answer_evidence(const Fixture& fixture, const json& actual) {
+  AnswerEvidence e;
   try {
-    return diagnose(view);
+    e.digest = output_digest(fixture.expected, actual);
   } catch (const std::exception&) {
-    return {};
+    e.digest.clear();
+  }
+  try {
+    e.where = localize(fixture, actual);
+  } catch (const std::exception&) {
+    e.where.clear();
+  }
+  return e;
+}
+
+std::string passed_answer_note(const Fixture& fixture, const json& actual) {
+  try {
+    return work_note(fixture, actual);
+  } catch (const std::exception&) {
+    return "";
   }
 }
 

@@ -25,8 +25,14 @@ struct Answer {
 
 Answer parse_answer(const std::string& frame);
 
-// The stage's diagnoses of a failed case. A detector that trips on an answer it did not
-// foresee (throws) gives none: the case has failed already, and the grading goes on.
-std::vector<Diagnosis> diagnose_answer(Diagnoser diagnose, const CaseView& view);
+// What is said of an answer beyond its verdict, each part guarded: a helper that trips on
+// an answer it did not foresee (throws) says nothing, and the grading goes on.
+struct AnswerEvidence {
+  std::string digest;               // a failed case: output_digest, for identification
+  std::vector<std::string> where;   // a failed case: localize's lines
+  std::string note;                 // a passed case: work_note
+};
+AnswerEvidence failed_answer_evidence(const Fixture& fixture, const json& actual);
+std::string passed_answer_note(const Fixture& fixture, const json& actual);
 
 }  // namespace course

@@ -1,22 +1,45 @@
+// Identification (diagnose.hpp): a catalogued mistake is named only when it agrees with
+// the learner on every graded case.
 #include "judge/diagnose.hpp"
 
-#include <stdexcept>
+#include <set>
+#include <utility>
 
 namespace course {
 
-const std::vector<KnownMistake>& known_mistakes() {
-  static const std::vector<KnownMistake> all = [] {
-    std::vector<KnownMistake> v = cache_mistakes();
-    for (const auto& m : decode_mistakes()) v.push_back(m);
-    return v;
-  }();
-  return all;
-}
-
-Diagnosis diagnosis(const std::string& id, std::string explanation) {
-  for (const auto& m : known_mistakes())
-    if (id == m.id) return {m.id, m.title, std::move(explanation), m.lesson};
-  throw std::logic_error("unknown diagnosis id " + id);
+std::vector<Diagnosis> identify(const std::vector<CaseEvidence>& cases) {
+  bool any_failed = false;
+  for (const CaseEvidence& c : cases) {
+    if (!c.fixture) return {};
+    any_failed = any_failed || !c.passed;
+    // A case without an output (a crash, an exception, a timeout) agrees with nothing.
+    if (!c.passed && c.digest.empty()) return {};
+  }
+  if (!any_failed) return {};
+  // The (id, parameter) pairs that agree with the learner on every case so far.
+  using Key = std::pair<std::string, std::string>;
+  std::set<Key> consistent;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::set<Key> here;
+    for (const MistakeRecord& m : cases[i].fixture->mistakes)
+      if (cases[i].passed ? m.output == kMistakePasses : m.output == cases[i].digest)
+        here.insert({m.id, m.parameter});
+    if (i == 0) {
+      consistent = std::move(here);
+      continue;
+    }
+    std::set<Key> both;
+    for (const Key& k : consistent)
+      if (here.count(k)) both.insert(k);
+    consistent = std::move(both);
+  }
+  std::vector<Diagnosis> out;
+  for (const Key& key : consistent) {
+    bool catalogued = false;
+    for (const KnownMistake& k : known_mistakes()) catalogued = catalogued || key.first == k.id;
+    if (catalogued) out.push_back(diagnosis(key.first, key.second));
+  }
+  return out;
 }
 
 std::vector<int> shape_row_lengths(const json& rows) {

@@ -1,6 +1,18 @@
-// Diagnoses: when a failing case looks like a known mistake, say which one, with a stable
-// id and the lesson section that explains it. Detectors only look at the case's input,
-// the expected output and the learner's output; they never run code.
+// Diagnoses: what the grader can prove about a failing stage, and nothing else. Two kinds:
+//
+//  * Identification (identify.cpp). The fixtures record, for every case, what each
+//    catalogued mistake (tests/buggy/*.mistake) returns: the digest of its whole output, or
+//    "passes" (wire/fixture.hpp, MistakeRecord). A mistake is named only when it agrees
+//    with the learner on every case graded in the run: the same digest on each case the
+//    learner fails, "passes" on each case the learner passes. The numerics are bit-exact,
+//    so an equal digest is the same output, and the generator proved that no two mistakes
+//    of a stage give the same answers on every case. Several agree: all are named; none:
+//    none is.
+//  * Localization (localize*.cpp). Where the learner's numbers first depart from the
+//    reference, in the order they are computed, said as what is observed: what is right
+//    just before it, what lies between the last right and the first wrong number, and for
+//    stages 1-2 what the self-describing values say was returned instead. It names no
+//    mistake.
 #pragma once
 
 #include <string>
@@ -11,46 +23,50 @@
 
 namespace course {
 
+// A named mistake: one catalogue entry (with the parameter its .mistake file gave, e.g. the
+// scale factor) that the learner's output matched on every graded case.
 struct Diagnosis {
   std::string id;           // stable, e.g. "kvc.transposed_layout"
-  std::string title;        // a few words
-  std::string explanation;  // what in this case's output points to it
-  std::string lesson;       // "stages/01-cache-structure/lesson.md#transposed-layout"
+  std::string parameter;    // e.g. "1/sqrt(768)"; may be empty
+  std::string title;        // a few words, the parameter filled in
+  std::string explanation;  // what the mistake does, the parameter filled in
+  std::string lesson;       // "stages/01-cache-structure/lesson.md#mistake-transposed-layout"
 };
 
-struct CaseView {
-  const Fixture& fixture;
-  const json& actual;
-  const std::vector<Mismatch>& mismatches;
-};
-
-using Diagnoser = std::vector<Diagnosis> (*)(const CaseView&);
-
-// One entry per known mistake; `id`, `title` and `lesson` of every Diagnosis come from here.
+// One catalogue entry. `title` and `explanation` may hold "{parameter}".
 struct KnownMistake {
   const char* id;
   const char* title;
+  const char* explanation;
   const char* lesson;
 };
-const std::vector<KnownMistake>& known_mistakes();
-Diagnosis diagnosis(const std::string& id, std::string explanation);
+const std::vector<KnownMistake>& known_mistakes();  // catalogue.cpp
 
-// Helpers for detectors: the `length` of each [n_heads, length, head_dim] shape row (empty
-// when `rows` is not a list of such rows), and "[2, 0, 1]".
+// The entry for `id` with its parameter filled in; throws std::logic_error for an id that
+// is not catalogued.
+Diagnosis diagnosis(const std::string& id, const std::string& parameter);
+
+// What a learner's run gave on one graded case, for identification.
+struct CaseEvidence {
+  const Fixture* fixture = nullptr;
+  bool passed = false;
+  std::string digest;  // output_digest of a failing case's output; empty: no output at all
+};
+
+// The catalogued mistakes consistent with every case (see the top of this file).
+std::vector<Diagnosis> identify(const std::vector<CaseEvidence>& cases);
+
+// Where a failing case's output first departs from the expected one: a few lines, each a
+// sentence, in computation order. Empty when nothing more than the mismatches can be said.
+std::vector<std::string> localize(const Fixture& fixture, const json& actual);
+
+// The rows a GPT-2 run put through the model (its "work"): on a pass, one line on what
+// the cache saved; empty for cases without work.
+std::string work_note(const Fixture& fixture, const json& actual);
+
+// Helpers shared by the localizers: the `length` of each [n_heads, length, head_dim]
+// shape row (empty when `rows` is not a list of such rows), and "[2, 0, 1]".
 std::vector<int> shape_row_lengths(const json& rows);
 std::string list_text(const std::vector<int>& values);
 
-// Per stage (diagnose_cache.cpp, diagnose_decode.cpp).
-std::vector<Diagnosis> diagnose_cache_structure(const CaseView& c);
-std::vector<Diagnosis> diagnose_multi_layer_cache(const CaseView& c);
-std::vector<Diagnosis> diagnose_one_token(const CaseView& c);     // diagnose_decode.cpp
-std::vector<Diagnosis> diagnose_prefill(const CaseView& c);       // diagnose_decode.cpp
-std::vector<Diagnosis> diagnose_prefix_reuse(const CaseView& c);  // diagnose_decode.cpp
-
-}  // namespace course
-
-namespace course {
-// The catalogue, in two halves kept next to their detectors.
-const std::vector<KnownMistake>& cache_mistakes();   // diagnose_cache.cpp
-const std::vector<KnownMistake>& decode_mistakes();  // diagnose_decode.cpp
 }  // namespace course

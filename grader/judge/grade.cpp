@@ -3,6 +3,7 @@
 #include "judge/answer.hpp"
 #include "judge/inputs.hpp"
 #include "sandbox/process.hpp"
+#include "wire/digest.hpp"
 
 namespace course {
 
@@ -36,7 +37,7 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 }
 
 // Turns one exchange with the runner into the case's verdict.
-void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
+void judge(const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
   r.output = ex.output;
   r.output_truncated = ex.output_truncated;
   r.seconds = ex.seconds;
@@ -86,12 +87,15 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   r.mismatches = compare_outputs(fx.expected, actual);
   if (r.mismatches.empty()) {
     r.status = CaseStatus::passed;
+    r.note = passed_answer_note(fx, actual);
     return;
   }
   r.status = CaseStatus::failed;
   const Mismatch& first = r.mismatches.front();
   r.message = first.path.empty() ? first.summary : first.path + ": " + first.summary;  // "" is the whole output
-  if (stage.diagnose) r.diagnoses = diagnose_answer(stage.diagnose, CaseView{fx, actual, r.mismatches});
+  AnswerEvidence evidence = failed_answer_evidence(fx, actual);
+  r.digest = std::move(evidence.digest);
+  r.where = std::move(evidence.where);
 }
 
 // The largest answer a case can need. A digest in the expected output stands for a full
@@ -114,10 +118,10 @@ size_t answer_cap(const Fixture& fx) {
 }
 
 // Parsing and comparing the answer count against the case's time too.
-void judge_within_budget(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options,
+void judge_within_budget(const Fixture& fx, const Exchange& ex, const GradeOptions& options,
                          CaseResult& r) {
   const auto t0 = std::chrono::steady_clock::now();
-  judge(stage, fx, ex, options, r);
+  judge(fx, ex, options, r);
   r.seconds = ex.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.seconds * 1000 > double(options.timeout.count()) && ex.outcome == Exchange::Outcome::response) {
     r.status = CaseStatus::timed_out;
@@ -126,25 +130,41 @@ void judge_within_budget(const Stage& stage, const Fixture& fx, const Exchange& 
 }
 
 // The stage's setup (the model's weights): answered "ok", or the reason it was not.
-std::string setup_failure(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options) {
+std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOptions& options) {
   if (ex.outcome == Exchange::Outcome::response) {
-    try {
-      const json answer = json::parse(ex.response);
-      if (answer.is_object() && answer.value("status", "") == "ok") return "";
-      if (answer.is_object() && answer.contains("what") && answer["what"].is_string())
-        return "the stage's setup failed: " + answer["what"].get<std::string>();
-    } catch (const json::exception&) {
-    }
+    const Answer answer = parse_answer(ex.response);
+    if (!answer.problem.empty()) return "the stage's setup got a malformed answer: " + answer.problem;
+    if (answer.status == "ok") return "";
+    if (!answer.what.empty()) return "the stage's setup failed: " + answer.what;
     return "the stage's setup got an answer that is not \"ok\"";
   }
   GradeOptions setup_options = options;
   setup_options.timeout = kSetupTimeoutFactor * options.timeout;
   CaseResult r;
-  judge(stage, fx, ex, setup_options, r);
+  judge(fx, ex, setup_options, r);
   return "while preparing the stage: " + r.message;
 }
 
+// Names the catalogued mistakes that agree with every graded case, on each failed case.
+void identify_mistakes(const std::vector<Fixture>& fixtures, StageResult& result) {
+  std::vector<CaseEvidence> evidence;
+  for (size_t i = 0; i < fixtures.size() && i < result.cases.size(); ++i) {
+    const CaseResult& c = result.cases[i];
+    evidence.push_back({&fixtures[i], c.status == CaseStatus::passed, c.digest});
+  }
+  result.identified = identify(evidence);
+  for (CaseResult& c : result.cases)
+    if (c.status != CaseStatus::passed) c.diagnoses = result.identified;
+}
+
 }  // namespace
+
+std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root) {
+  std::vector<std::string> names;
+  for (const Fixture& fx : load_stage_fixtures(fixtures_root / stage.slug, stage.slug, ""))
+    names.push_back(fx.name);
+  return names;
+}
 
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -166,7 +186,7 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
       // Shared state (weights) is prepared once per runner process, with its own time.
       Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(),
                                        kSetupTimeoutFactor * options.timeout);
-      setup_failed = setup_failure(stage, fx, setup, options);
+      setup_failed = setup_failure(fx, setup, options);
       if (!setup_failed.empty()) {
         r.output = setup.output;
         r.output_truncated = setup.output_truncated;
@@ -180,10 +200,11 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
     }
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
     Exchange ex = runner.exchange(request.dump(), options.timeout, answer_cap(fx));
-    judge_within_budget(stage, fx, ex, options, r);
+    judge_within_budget(fx, ex, options, r);
     result.cases.push_back(std::move(r));
   }
   runner.stop();
+  identify_mistakes(fixtures, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

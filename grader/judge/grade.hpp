@@ -1,5 +1,5 @@
-// Grading one stage: load its fixtures, run every case in a runner process, compare, and
-// diagnose. The runner is restarted after a case that kills it, so one crash fails one
+// Grading one stage: load its fixtures, run every case in a runner process, compare,
+// localize each failure and identify known mistakes (diagnose.hpp). The runner is restarted after a case that kills it, so one crash fails one
 // case and the rest still run.
 #pragma once
 
@@ -25,7 +25,10 @@ struct CaseResult {
   CaseStatus status = CaseStatus::failed;
   std::string message;         // one line on why it did not pass (empty when passed)
   std::vector<Mismatch> mismatches;
-  std::vector<Diagnosis> diagnoses;
+  std::vector<std::string> where;   // failed: where the output first departs (localize)
+  std::vector<Diagnosis> diagnoses; // failed: the stage's identified mistakes (identify)
+  std::string digest;               // failed: output_digest of the output, for identify
+  std::string note;                 // passed: e.g. the work the cache saved
   std::string output;          // what the code under test printed during this case
   bool output_truncated = false;
   double seconds = 0;
@@ -34,6 +37,7 @@ struct CaseResult {
 struct StageResult {
   const Stage* stage = nullptr;
   std::vector<CaseResult> cases;
+  std::vector<Diagnosis> identified;  // mistakes that agree with every graded case
   double seconds = 0;
   int passed() const;
   bool all_passed() const { return !cases.empty() && passed() == int(cases.size()); }
@@ -47,8 +51,12 @@ struct GradeOptions {
   sandbox::Config sandbox;                // how the runner is contained (sandbox.hpp)
 };
 
-// Throws FixtureError for a missing or broken fixture, std::runtime_error when the runner
-// cannot be started: both are environment errors (exit 2), not failed cases.
+// Throws FixtureError for a missing or broken fixture (or no case named only_case: the
+// message lists the stage's cases), std::runtime_error when the runner cannot be started:
+// both are environment errors (exit 2), not failed cases.
 StageResult grade_stage(const Stage& stage, const GradeOptions& options);
+
+// The names of a stage's cases, in order. Throws FixtureError like grade_stage.
+std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root);
 
 }  // namespace course

@@ -119,20 +119,31 @@ void check_attend_causal(const json& input) {
     bad("input.q", "must be [n_rows, 768] with 1 <= n_rows <= the cache's length (" + std::to_string(n) + ")");
 }
 
-// Stages one-token and prefill.
+// A non-empty list of non-empty token lists, as bindings_decode.cpp's token_lists reads it.
+void check_token_lists(const json& input, const char* name) {
+  const json& lists = field(input, "input", name);
+  const std::string where = at("input", name);
+  if (!lists.is_array() || lists.empty()) bad(where, "must be a non-empty list of token lists");
+  for (size_t i = 0; i < lists.size(); ++i) whole_list(lists[i], at(where, i), 0, kInputVocab - 1, 1);
+}
+
+// Stage one-token.
 void check_token_run(const json& input) {
   check_weights(field(input, "input", "weights"), "input.weights");
   check_tokens(input, "tokens", "input");
+}
+
+// Stage prefill: the prompt in chunks.
+void check_chunked_run(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_token_lists(input, "chunks");
 }
 
 // Stage prefix-reuse.
 void check_prefix_reuse(const json& input) {
   check_weights(field(input, "input", "weights"), "input.weights");
   check_tokens(input, "prefix", "input");
-  const json& suffixes = field(input, "input", "suffixes");
-  if (!suffixes.is_array() || suffixes.empty()) bad("input.suffixes", "must be a non-empty list of token lists");
-  for (size_t i = 0; i < suffixes.size(); ++i)
-    whole_list(suffixes[i], at("input.suffixes", i), 0, kInputVocab - 1, 1);
+  check_token_lists(input, "suffixes");
 }
 
 using InputCheck = void (*)(const json& input);
@@ -141,6 +152,7 @@ using InputCheck = void (*)(const json& input);
 const std::map<std::string, InputCheck>& input_checks() {
   static const std::map<std::string, InputCheck> table = {
       {"run_cache_plan", check_cache_plan},
+      {"read_kvcache", [](const json& in) { check_probe_cache(in); }},
       {"run_model_cache_shapes", [](const json& in) { check_layers(in, "appends"); }},
       {"run_model_cache_clone",
        [](const json& in) {
@@ -149,7 +161,7 @@ const std::map<std::string, InputCheck>& input_checks() {
       {"attend_one", check_attend_one},
       {"run_decode", check_token_run},
       {"attend_causal", check_attend_causal},
-      {"run_prefill", check_token_run},
+      {"run_prefill", check_chunked_run},
       {"run_prefix_reuse", check_prefix_reuse},
   };
   return table;
@@ -199,6 +211,7 @@ std::string setup_problem(const json& setup) {
 std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir, const std::string& slug,
                                          const std::string& only_case) {
   std::vector<Fixture> fixtures;
+  std::string names;  // every case's, for a --case that names none
   try {
     std::map<std::string, std::filesystem::path> by_name;
     for (const auto& file : list_fixtures(stage_dir)) {
@@ -211,12 +224,14 @@ std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir,
         throw FixtureError(file.string() + ": case " + json_excerpt(json(fx.name), 60) + " is also the case of " +
                            earlier->second.string());
       check_case_input(fx);
+      names += (names.empty() ? "" : ", ") + fx.name;
       if (only_case.empty() || fx.name == only_case) fixtures.push_back(std::move(fx));
     }
   } catch (const FixtureError& e) {
     throw FixtureError(std::string("the course is broken: ") + e.what());
   }
-  if (fixtures.empty()) throw FixtureError("stage " + slug + " has no case named \"" + only_case + "\"");
+  if (fixtures.empty())
+    throw FixtureError("stage " + slug + " has no case named \"" + only_case + "\". Its cases: " + names);
   return fixtures;
 }
 

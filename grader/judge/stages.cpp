@@ -16,19 +16,6 @@ namespace {
 
 constexpr size_t kMaxManifestBytes = 1 << 20;
 
-// Each stage's detectors of known mistakes, by slug (diagnose_*.cpp).
-Diagnoser diagnoser_for(const std::string& slug) {
-  static const std::map<std::string, Diagnoser> by_slug = {
-      {"cache-structure", diagnose_cache_structure},
-      {"multi-layer-cache", diagnose_multi_layer_cache},
-      {"one-token", diagnose_one_token},
-      {"prefill", diagnose_prefill},
-      {"prefix-reuse", diagnose_prefix_reuse},
-  };
-  auto it = by_slug.find(slug);
-  return it == by_slug.end() ? nullptr : it->second;
-}
-
 std::string text_field(const json& stage, const char* name, const std::string& where) {
   if (!stage.contains(name) || !stage[name].is_string() || stage[name].get<std::string>().empty())
     throw CourseError(where + ": \"" + name + "\" must be a non-empty string");
@@ -54,7 +41,6 @@ Stage parse_stage(const json& j, int number, const std::string& where) {
       throw CourseError(where + ": \"setup\": " + problem);
     s.setup = j["setup"];
   }
-  s.diagnose = diagnoser_for(s.slug);
   return s;
 }
 

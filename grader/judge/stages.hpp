@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "judge/diagnose.hpp"
+#include "wire/tensor.hpp"
 
 namespace course {
 
@@ -30,7 +30,6 @@ struct Stage {
   std::vector<std::string> files;
   std::string hint;
   json setup = json::object();  // empty object: nothing to prepare
-  Diagnoser diagnose = nullptr;  // may be null
 };
 
 struct CourseError : std::runtime_error {

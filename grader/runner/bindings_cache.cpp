@@ -63,36 +63,69 @@ std::vector<int> layer_list(const json& input, const char* name) {
   return layers;
 }
 
+// What the grader reads of a cache: {"shape": [12, length, 64], "keys", "values"}, the
+// tensors read through key(h, p) and value(h, p) in [12, length, 64] order (a flat
+// "index" tensor when their size disagrees with the shape).
+json snapshot_json(const CacheSnapshot& s) {
+  json c;
+  c["shape"] = {s.shape[0], s.shape[1], s.shape[2]};
+  const int64_t len = s.shape[1];
+  auto tensor = [&](const std::vector<float>& data) {
+    Tensor t;
+    t.axes = {"head", "pos", "dim"};
+    if (int64_t(data.size()) == int64_t(n_heads) * len * head_dim && len >= 0) {
+      t.shape = {n_heads, len, head_dim};
+    } else {
+      t.shape = {int64_t(data.size())};
+      t.axes = {"index"};
+    }
+    t.data = data;
+    return tensor_to_json(t, TensorEncoding::base64);
+  };
+  c["keys"] = tensor(s.keys);
+  c["values"] = tensor(s.values);
+  return c;
+}
+
+// The KVCache itself, without the learner's adapter: the rows of "keys" and "values"
+// ([n, 768] each) appended in order, then length(), key(h, p) and value(h, p) read here.
+json read_kvcache(const json& input) {
+  Tensor keys, values;
+  try {
+    keys = tensor_from_json(field(input, "keys"));
+    values = tensor_from_json(field(input, "values"));
+  } catch (const TensorError& e) {
+    throw BadInput(std::string("\"keys\" or \"values\": ") + e.what());
+  }
+  if (keys.shape.size() != 2 || keys.shape[1] != d_model || values.shape != keys.shape)
+    throw BadInput("\"keys\" and \"values\" must both be [n, 768]");
+  KVCache cache;
+  for (int64_t p = 0; p < keys.shape[0]; ++p)
+    cache.append(std::span<const float>(keys.data).subspan(size_t(p) * d_model, d_model),
+                 std::span<const float>(values.data).subspan(size_t(p) * d_model, d_model));
+  CacheSnapshot s;
+  const int seq = cache.length();
+  s.shape = {n_heads, seq, head_dim};
+  for (int h = 0; h < n_heads; ++h)
+    for (int p = 0; p < seq; ++p) {
+      auto k = cache.key(h, p);
+      auto v = cache.value(h, p);
+      s.keys.insert(s.keys.end(), k.begin(), k.end());
+      s.values.insert(s.values.end(), v.begin(), v.end());
+    }
+  return snapshot_json(s);
+}
+
 }  // namespace
 
 void register_cache_adapters(AdapterTable& table) {
   table["run_cache_plan"] = [](const json& input) {
     std::vector<CacheSnapshot> snaps = run_cache_plan(parse_plan(input));
     json caches = json::array();
-    for (const CacheSnapshot& s : snaps) {
-      json c;
-      c["shape"] = {s.shape[0], s.shape[1], s.shape[2]};
-      // The tensors' own shape is what the snapshot claims; a size that disagrees with
-      // the data is reported by the grader as a shape problem.
-      const int64_t len = s.shape[1];
-      auto tensor = [&](const std::vector<float>& data) {
-        Tensor t;
-        t.axes = {"head", "pos", "dim"};
-        if (int64_t(data.size()) == int64_t(n_heads) * len * head_dim && len >= 0) {
-          t.shape = {n_heads, len, head_dim};
-        } else {
-          t.shape = {int64_t(data.size())};
-          t.axes = {"index"};
-        }
-        t.data = data;
-        return tensor_to_json(t, TensorEncoding::base64);
-      };
-      c["keys"] = tensor(s.keys);
-      c["values"] = tensor(s.values);
-      caches.push_back(std::move(c));
-    }
+    for (const CacheSnapshot& s : snaps) caches.push_back(snapshot_json(s));
     return json{{"caches", caches}};
   };
+  table["read_kvcache"] = read_kvcache;
   table["run_model_cache_shapes"] = [](const json& input) {
     return json{{"rows", shape_rows_json(run_model_cache_shapes(layer_list(input, "appends")))}};
   };

@@ -9,6 +9,9 @@
 //   cache_shapes  12 shape rows [n_heads, length, head_dim], layer 0 first
 //   keys, values  [n_layers, n_heads, seq, head_dim] read through KVCache::key/value,
 //                 or a flat [n] "index" tensor when the layers' lengths differ
+//   work          the rows the adapter call put through the model (gpt2::WorkCounts):
+//                 {"embed_rows", "qkv_rows": [n_layers], "finish_block_rows": [n_layers],
+//                  "logits_rows", "forward_tokens"}
 #include <memory>
 #include <string>
 
@@ -33,11 +36,14 @@ std::vector<int> tokens_field(const json& input, const char* name, const gpt2::M
   return tokens;
 }
 
-json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_step) {
-  const int64_t vocab = n_steps > 0 ? int64_t(logits.size()) / n_steps : 0;
+// logits as [n_rows, vocab] (axes `row_axis`, "vocab") when per_row, else [vocab]; a
+// length that does not fit that shape is sent flat, as [n].
+json logits_json(const std::vector<float>& logits, int64_t n_rows, bool per_row,
+                 const char* row_axis = "step") {
+  const int64_t vocab = n_rows > 0 ? int64_t(logits.size()) / n_rows : 0;
   Tensor t;
-  if (per_step && n_steps > 0 && int64_t(logits.size()) == n_steps * vocab) {
-    t = make_tensor({n_steps, vocab}, {"step", "vocab"}, logits);
+  if (per_row && n_rows > 0 && int64_t(logits.size()) == n_rows * vocab) {
+    t = make_tensor({n_rows, vocab}, {row_axis, "vocab"}, logits);
   } else {
     t = make_tensor({int64_t(logits.size())}, {"vocab"}, logits);
   }
@@ -76,6 +82,25 @@ json cache_json(const ModelCache& cache) {
   return {{"cache_shapes", rows_json(cache)},
           {"keys", tensor(std::move(keys))},
           {"values", tensor(std::move(values))}};
+}
+
+// The rows one adapter call put through the model.
+json work_json(const gpt2::WorkCounts& w) {
+  return {{"embed_rows", w.embed},
+          {"qkv_rows", w.qkv},
+          {"finish_block_rows", w.finish_block},
+          {"logits_rows", w.logits},
+          {"forward_tokens", w.forward}};
+}
+
+std::vector<std::vector<int>> token_lists(const json& input, const char* name,
+                                          const gpt2::Model& model) {
+  const json& list = field(input, name);
+  if (!list.is_array() || list.empty())
+    throw BadInput(std::string("\"") + name + "\" must be a non-empty list of token lists");
+  std::vector<std::vector<int>> out;
+  for (const json& s : list) out.push_back(tokens_field(json{{"tokens", s}}, "tokens", model, false));
+  return out;
 }
 
 Tensor tensor_field(const json& input, const char* name) {
@@ -134,9 +159,11 @@ void register_decode_adapters(AdapterTable& table) {
   table["run_decode"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
     std::vector<int> tokens = tokens_field(input, "tokens", model, false);
+    model.reset_work();
     CacheRun run = run_decode(model, tokens);
     json out = cache_json(run.cache);
-    out["logits"] = logits_json(run.logits, int64_t(tokens.size()), true);
+    out["logits"] = logits_json(run.logits, int64_t(tokens.size()), true, "step");
+    out["work"] = work_json(model.work());
     return out;
   };
   // Stage prefill.
@@ -155,22 +182,22 @@ void register_decode_adapters(AdapterTable& table) {
   };
   table["run_prefill"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
-    std::vector<int> tokens = tokens_field(input, "tokens", model, false);
-    CacheRun run = run_prefill(model, tokens);
+    std::vector<std::vector<int>> chunks = token_lists(input, "chunks", model);
+    model.reset_work();
+    CacheRun run = run_prefill(model, chunks);
     json out = cache_json(run.cache);
-    out["logits"] = logits_json(run.logits, 1, false);
+    out["logits"] = logits_json(run.logits, int64_t(chunks.size()), true, "chunk");
+    out["work"] = work_json(model.work());
     return out;
   };
   // Stage prefix-reuse.
   table["run_prefix_reuse"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
     std::vector<int> prefix = tokens_field(input, "prefix", model, false);
-    const json& list = field(input, "suffixes");
-    if (!list.is_array() || list.empty()) throw BadInput("\"suffixes\" must be a non-empty list");
-    std::vector<std::vector<int>> suffixes;
-    for (const json& s : list)
-      suffixes.push_back(tokens_field(json{{"suffix", s}}, "suffix", model, false));
+    std::vector<std::vector<int>> suffixes = token_lists(input, "suffixes", model);
+    model.reset_work();
     ReuseRun run = run_prefix_reuse(model, prefix, suffixes);
+    const gpt2::WorkCounts work = model.work();
     json out;
     out["prefix_logits"] = logits_json(run.saved.logits, 1, false);
     json saved_rows = json::array();
@@ -182,17 +209,13 @@ void register_decode_adapters(AdapterTable& table) {
     out["saved_rows_after_each"] = saved_rows;
     out["saved"] = cache_json(run.saved.cache);
     json continued = json::array();
-    int64_t reused = 0;
     for (size_t i = 0; i < run.continued.size(); ++i) {
       json c = cache_json(run.continued[i].cache);
       c["logits"] = logits_json(run.continued[i].logits, 1, false);
       continued.push_back(std::move(c));
-      // Positions the continued cache holds beyond the suffix's own: taken from the save.
-      if (i < suffixes.size())
-        reused += run.continued[i].cache.layer(0).length() - int64_t(suffixes[i].size());
     }
     out["continued"] = continued;
-    out["reused_positions"] = reused;
+    out["work"] = work_json(work);
     return out;
   };
 }

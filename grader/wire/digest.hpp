@@ -56,4 +56,13 @@ Digest digest_from_json(const json& j);
 // Per row of `actual` (which must have the digest's shape): does its digest match?
 std::vector<bool> rows_matching(const Digest& expected, const Tensor& actual);
 
+// The digest of a whole output, as far as a fixture's expected output looks at it: one
+// FNV-1a 64 over the keys `expected` holds (in its order) and, for each, `actual`'s value
+// there: tensors by shape and float bits (expected may hold the tensor or its digest; -0
+// hashed as +0, every NaN as one NaN, as in row_digest), lists by length and elements,
+// numbers, strings and shape rows by their JSON text, and a marker for a key that is
+// missing or a value of another kind. Keys only `actual` has are not looked at. Two outputs
+// with the same digest are the same output as far as grading can tell. 16 hex digits.
+std::string output_digest(const json& expected, const json& actual);
+
 }  // namespace course

@@ -68,6 +68,25 @@ void pretty(const json& j, int indent, std::string& out) {
   }
 }
 
+std::vector<MistakeRecord> mistake_records(const fs::path& file, const json& list) {
+  if (!list.is_array()) fail(file, "\"mistakes\" is not a list");
+  std::vector<MistakeRecord> out;
+  for (const json& m : list) {
+    auto text = [&](const char* key, bool required) {
+      if (!m.is_object() || (m.contains(key) ? !m[key].is_string() : required))
+        fail(file, std::string("a \"mistakes\" entry has no string \"") + key + "\"");
+      return m.is_object() && m.contains(key) ? m[key].get<std::string>() : std::string();
+    };
+    MistakeRecord r{text("id", true), text("parameter", false), text("output", true)};
+    const bool hex = r.output.size() == 16 &&
+                     r.output.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex && r.output != kMistakePasses)
+      fail(file, "mistake " + r.id + ": \"output\" is neither \"passes\" nor a 16-digit digest");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string read_regular_file(const fs::path& file, size_t max_bytes) {
@@ -202,6 +221,7 @@ Fixture parse_fixture(const std::string& text, const fs::path& file) {
   f.expected = std::move(j["expected"]);
   check_tensors(f.input, "input", file);
   check_tensors(f.expected, "expected", file);
+  if (j.contains("mistakes")) f.mistakes = mistake_records(file, j["mistakes"]);
   return f;
 }
 
@@ -242,6 +262,15 @@ json fixture_to_json(const Fixture& f) {
   j["expected"] = f.expected;
   reencode_tensors(j["input"], TensorEncoding::numbers);
   reencode_tensors(j["expected"], TensorEncoding::numbers);
+  if (!f.mistakes.empty()) {
+    json list = json::array();
+    for (const MistakeRecord& m : f.mistakes) {
+      json r = {{"id", m.id}, {"output", m.output}};
+      if (!m.parameter.empty()) r["parameter"] = m.parameter;
+      list.push_back(std::move(r));
+    }
+    j["mistakes"] = std::move(list);
+  }
   return j;
 }
 

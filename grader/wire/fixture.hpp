@@ -5,7 +5,8 @@
 //    "checks": "One sentence on what this case proves.",
 //    "adapter": "run_cache_plan",
 //    "input": {...},       what the runner hands the adapter
-//    "expected": {...}}    what the reference returned (tensors as in tensor.hpp)
+//    "expected": {...},    what the reference returned (tensors as in tensor.hpp)
+//    "mistakes": [...]}    optional: what each catalogued mistake returns (MistakeRecord)
 //
 // Fixtures are written by the generator (target `fixtures`), never by hand.
 #pragma once
@@ -31,6 +32,17 @@ struct FixtureError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What one catalogued mistake (tests/buggy/*.mistake, run by the generator) returns for a
+// case: "passes" when its output passes the case, else the digest of its whole output
+// (output_digest in digest.hpp, 16 hex digits).
+//   {"id": "dec.wrong_scale", "parameter": "1/sqrt(768)", "output": "3f9c0a..."}
+struct MistakeRecord {
+  std::string id;
+  std::string parameter;  // may be empty
+  std::string output;
+};
+inline constexpr const char* kMistakePasses = "passes";
+
 struct Fixture {
   std::filesystem::path file;
   std::string stage;
@@ -39,6 +51,7 @@ struct Fixture {
   std::string adapter;
   json input;
   json expected;
+  std::vector<MistakeRecord> mistakes;
 };
 
 // The bytes of a regular file of at most max_bytes. Opened without blocking (a FIFO or a

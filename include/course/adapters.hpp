@@ -56,19 +56,23 @@ CloneShapes run_model_cache_clone(const std::vector<int>& before,
 
 // ---- Stages one-token, prefill, prefix-reuse -------------------------------------------
 // The runner builds the model once (synthetic GPT-2 small weights named by the fixtures)
-// and reads the caches you return through KVCache::length(), key() and value().
+// and reads the caches you return through KVCache::length(), key() and value(). It also
+// counts the rows each call puts through the model (gpt2::Model::work): a cache is there
+// so that every position goes through each layer once.
 
 // Logits and the cache they were computed with.
 struct CacheRun {
-  std::vector<float> logits;  // one-token: [n_steps, vocab], step by step; prefill: [vocab]
-  ModelCache cache;           // after the last step
+  std::vector<float> logits;  // one-token: [n_steps, vocab], step by step;
+                              // prefill: [n_chunks, vocab], each chunk's last row
+  ModelCache cache;           // after the last step or chunk
 };
 
 // Stage one-token: a fresh ModelCache, then decode_step for each token in order.
 CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens);
 
-// Stage prefill: a fresh ModelCache, then one prefill of all the tokens.
-CacheRun run_prefill(const gpt2::Model& model, const std::vector<int>& tokens);
+// Stage prefill: a fresh ModelCache, then one prefill per chunk of tokens, in order: the
+// second chunk continues after the first one's positions, and so on.
+CacheRun run_prefill(const gpt2::Model& model, const std::vector<std::vector<int>>& chunks);
 
 struct ReuseRun {
   SavedPrefix saved;                              // after every suffix has run

@@ -40,6 +40,18 @@ struct ModelError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Rows that went through a Model's pieces since it was built or since reset_work(): what
+// the course's grader reads to check that a cache is really used (a decode step puts one
+// row per layer through the model, a continuation only its suffix). Counting is a relaxed
+// atomic add per call; it never changes a number.
+struct WorkCounts {
+  uint64_t embed = 0;                  // rows embedded
+  std::vector<uint64_t> qkv;           // [n_layer]: rows through qkv(layer, ...)
+  std::vector<uint64_t> finish_block;  // [n_layer]: rows through finish_block(layer, ...)
+  uint64_t logits = 0;                 // rows through logits()
+  uint64_t forward = 0;                // tokens through forward() (whose rows count above too)
+};
+
 // The checks forward() makes before any work: throws ModelError if there are more tokens
 // than config.n_ctx or a token id is negative or >= config.vocab (naming the first bad one).
 void check_tokens(std::span<const int> tokens, const Config& config);
@@ -91,6 +103,11 @@ class Model {
   // (std::thread::hardware_concurrency). Values below 1 mean 1.
   void set_threads(int n_threads);
   int threads() const;
+
+  // The rows counted so far (WorkCounts), and a reset to zero. Safe to call from any thread;
+  // a call running concurrently with a reset may count on either side of it.
+  WorkCounts work() const;
+  void reset_work() const;
 
   // Bytes of weights one decode step reads: every block's parameters, ln_f, all of wte
   // (for the logits) and one row of wpe.

@@ -1,24 +1,41 @@
-# Known-buggy implementations: each tests/buggy/NAME.mistake is the reference with one
-# mistake put in (see apply_mistake.cpp), built as its own runner, runner-buggy-NAME. The
-# course's self-check (course_test.cpp) grades each and expects the diagnosis id the
-# .mistake file names.
+# Known-buggy implementations and valid alternatives (README.md in this folder):
+#   NAME.mistake      the reference with one mistake put in, built as runner-buggy-NAME; the
+#                     grader must name exactly its diagnosis
+#   NAME.alternative  the reference written another, equally right way, built as
+#                     runner-alternative-NAME; it must pass every case of its stage
+# Both are find/replace edits to one reference file (apply_mistake.cpp); every other file
+# comes from the reference library. The fixture generator runs them all (target fixtures),
+# and course_test grades them all.
 add_executable(apply-mistake ${CMAKE_CURRENT_LIST_DIR}/apply_mistake.cpp)
 
-# kvcourse_mistake(NAME): runner-buggy-NAME from tests/buggy/NAME.mistake.
-function(kvcourse_mistake name)
-  set(mistake ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name}.mistake)
-  file(STRINGS ${mistake} file_line REGEX "^file: ")
+# kvcourse_variant(NAME EXT PREFIX): runner-PREFIX-NAME from tests/buggy/NAME.EXT.
+function(kvcourse_variant name ext prefix)
+  set(edits ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name}.${ext})
+  file(STRINGS ${edits} file_line REGEX "^file: ")
   string(REGEX REPLACE "^file: *" "" edited "${file_line}")
   if(NOT edited)
-    message(FATAL_ERROR "${mistake} has no \"file:\" line")
+    message(FATAL_ERROR "${edits} has no \"file:\" line")
   endif()
   get_filename_component(edited_name ${edited} NAME)
-  set(out ${CMAKE_CURRENT_BINARY_DIR}/buggy/${name}/${edited_name})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${prefix}/${name}/${edited_name})
   add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/buggy/${name}
-    COMMAND apply-mistake ${mistake} ${PROJECT_SOURCE_DIR} ${out}
-    DEPENDS apply-mistake ${mistake} ${PROJECT_SOURCE_DIR}/${edited}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/${prefix}/${name}
+    COMMAND apply-mistake ${edits} ${PROJECT_SOURCE_DIR} ${out}
+    DEPENDS apply-mistake ${edits} ${PROJECT_SOURCE_DIR}/${edited}
     VERBATIM)
-  add_course_runner(buggy-${name} ${out} LIBS course_reference)
-  set_property(GLOBAL APPEND PROPERTY KVCOURSE_MISTAKES ${name})
+  add_course_runner(${prefix}-${name} ${out} LIBS course_reference)
+  # Built as a learner's code is (grader/CMakeLists.txt, add_course_runner), so that it
+  # fails as theirs would; that also lets it reuse the learner runner's precompiled
+  # standard headers, most of compiling one such file.
+  target_compile_definitions(runner-${prefix}-${name} PRIVATE _GLIBCXX_ASSERTIONS)
+  target_precompile_headers(runner-${prefix}-${name} REUSE_FROM runner-learner)
+  set_property(GLOBAL APPEND PROPERTY KVCOURSE_VARIANT_RUNNERS runner-${prefix}-${name})
+endfunction()
+
+function(kvcourse_mistake name)
+  kvcourse_variant(${name} mistake buggy)
+endfunction()
+
+function(kvcourse_alternative name)
+  kvcourse_variant(${name} alternative alternative)
 endfunction()

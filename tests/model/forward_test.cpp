@@ -98,3 +98,37 @@ TEST(forward, set_threads_clamps_and_reports) {
 }
 
 }  // namespace
+
+TEST(work_counts, count_the_rows_through_each_piece_and_reset) {
+  const gpt2::Config c = model_test::small_config();
+  gpt2::Model m = gpt2::Model::synthetic(3, c);
+  gpt2::WorkCounts zero = m.work();
+  EXPECT_EQ(zero.embed, 0u);
+  EXPECT_EQ(zero.qkv, std::vector<uint64_t>(size_t(c.n_layer), 0));
+  const std::vector<int> tokens = {5, 6, 7};
+  const std::vector<int> positions = {0, 1, 2};
+  std::vector<float> x(3 * size_t(c.d_model)), q(x.size()), k(x.size()), v(x.size());
+  m.embed(tokens.data(), positions.data(), 3, x.data());
+  m.qkv(1, x.data(), 2, q.data(), k.data(), v.data());
+  m.finish_block(0, q.data(), 3, x.data());
+  std::vector<float> logits(size_t(c.vocab));
+  m.logits(x.data(), 1, logits.data());
+  gpt2::WorkCounts w = m.work();
+  EXPECT_EQ(w.embed, 3u);
+  EXPECT_EQ(w.qkv, (std::vector<uint64_t>{0, 2}));
+  EXPECT_EQ(w.finish_block, (std::vector<uint64_t>{3, 0}));
+  EXPECT_EQ(w.logits, 1u);
+  EXPECT_EQ(w.forward, 0u);
+
+  // forward() counts its tokens, and its rows through every piece.
+  m.reset_work();
+  std::vector<float> before = m.forward(tokens);
+  w = m.work();
+  EXPECT_EQ(w.forward, 3u);
+  EXPECT_EQ(w.embed, 3u);
+  EXPECT_EQ(w.qkv, (std::vector<uint64_t>{3, 3}));
+  EXPECT_EQ(w.finish_block, (std::vector<uint64_t>{3, 3}));
+  EXPECT_EQ(w.logits, 3u);
+  // Counting changes no number.
+  EXPECT_TRUE(model_test::same_bits(m.forward(tokens), before, c.vocab));
+}

@@ -1,0 +1,204 @@
+// The catalogue of known mistakes: one entry per diagnosis id, each proved by a
+// tests/buggy/*.mistake file of the same id (course_test checks both ways). The grader
+// names an entry only when the learner's output is bit for bit what that file produces
+// (identify.cpp); the text says what the mistake does, to send the learner to it.
+#include <stdexcept>
+
+#include "judge/diagnose.hpp"
+
+namespace course {
+
+namespace {
+
+constexpr const char* kLesson1 = "stages/01-cache-structure/lesson.md#";
+constexpr const char* kLesson2 = "stages/02-multi-layer-cache/lesson.md#";
+constexpr const char* kLesson3 = "stages/03-one-token/lesson.md#";
+constexpr const char* kLesson4 = "stages/04-prefill/lesson.md#";
+constexpr const char* kLesson5 = "stages/05-prefix-reuse/lesson.md#";
+
+struct Entry {
+  const char* id;
+  const char* title;
+  const char* explanation;
+  const char* lesson;  // its stage's lesson file
+  const char* anchor;
+};
+
+// clang-format off
+const Entry kEntries[] = {
+    // ---- cache-structure
+    {"kvc.transposed_layout", "transposed layout",
+     "key(h, p) and value(h, p) read the position-major [seq, 768] buffer as if it were "
+     "head-major, at (h * seq + p) * 64", kLesson1, "mistake-transposed-layout"},
+    {"kvc.off_by_one_growth", "append adds two positions",
+     "append() stores the new position twice, so the cache grows by 2", kLesson1,
+     "mistake-off-by-one-growth"},
+    {"kvc.kv_swapped", "keys and values swapped",
+     "append(k, v) stores k among the values and v among the keys", kLesson1,
+     "mistake-keys-and-values-swapped"},
+    {"kvc.key_transposed", "key() transposed, value() right",
+     "key(h, p) reads the buffer at (h * seq + p) * 64 as if it were head-major; value() "
+     "reads it right", kLesson1, "mistake-one-sided-key-or-value"},
+    {"kvc.value_reads_keys", "value() reads the keys",
+     "value(h, p) returns from keys_ what key(h, p) returns", kLesson1,
+     "mistake-one-sided-key-or-value"},
+    {"kvc.rows_reversed", "positions read in reverse",
+     "key(h, p) and value(h, p) count positions from the newest: position 0 reads the last "
+     "row appended", kLesson1, "mistake-rows-in-reverse-order"},
+    {"kvc.clone_loses_length", "clone loses the length",
+     "clone() copies the stored rows but gives the copy length 0", kLesson1,
+     "mistake-a-clone-that-loses-its-length"},
+    {"kvc.snapshot_position_major", "snapshot in [seq, 12, 64] order",
+     "the adapter copies the snapshot position by position (for p, then for h) instead of "
+     "head by head (for h, then for p); key() and value() are right", kLesson1,
+     "mistake-the-snapshot-in-another-order"},
+    {"kvc.snapshot_shape_order", "snapshot shape fields out of order",
+     "the adapter's snapshot shape is {length, 12, 64} instead of {12, length, 64}", kLesson1,
+     "mistake-the-snapshot-in-another-order"},
+    {"kvc.clone_copies_last_cache", "clone copies the newest cache",
+     "the adapter's clone step copies the cache created last instead of cache op.cache",
+     kLesson1, "mistake-routing-to-the-wrong-cache"},
+    {"kvc.append_to_last_cache", "appends go to the newest cache",
+     "the adapter's append step appends to the cache created last instead of cache op.cache",
+     kLesson1, "mistake-routing-to-the-wrong-cache"},
+    // ---- multi-layer-cache
+    {"kvc.shared_layers", "layers share one cache",
+     "ModelCache() makes one KVCache and points all twelve layers at it", kLesson2,
+     "mistake-layers-sharing-one-cache"},
+    {"kvc.length_counts_all_layers", "length counts every layer's appends",
+     "length() reads a counter shared by every cache: the appends made anywhere so far",
+     kLesson2, "mistake-a-length-that-counts-every-layer"},
+    {"kvc.shallow_clone", "shallow clone",
+     "ModelCache::clone() copies the twelve layer pointers, so the copy shares its layers "
+     "with the original", kLesson2, "mistake-shallow-clone"},
+    {"kvc.clone_empty", "clone starts empty",
+     "ModelCache::clone() returns a fresh ModelCache instead of a copy", kLesson2,
+     "mistake-a-clone-that-starts-empty"},
+    {"kvc.clone_only_first_layer", "clone copies layer 0 only",
+     "ModelCache::clone() clones layer 0 and leaves the copy's other layers empty", kLesson2,
+     "mistake-a-partial-or-reordered-clone"},
+    {"kvc.clone_layers_reversed", "clone reverses the layers",
+     "ModelCache::clone() puts layer l's clone in slot 11 - l", kLesson2,
+     "mistake-a-partial-or-reordered-clone"},
+    {"kvc.shape_row_field_order", "shape rows with fields out of order",
+     "the adapter's shape rows are {length, 12, 64} instead of {12, length, 64}", kLesson2,
+     "mistake-shape-rows-out-of-order"},
+    {"kvc.clone_appends_to_original", "the copy's appends go to the original",
+     "the clone adapter appends `after_clone` to the original instead of the copy", kLesson2,
+     "mistake-appends-sent-to-the-wrong-cache"},
+    // ---- one-token
+    {"dec.masked_decode", "decode skips cached positions",
+     "the decode query is masked like prefill's row 0 and sees cached position 0 only",
+     kLesson3, "mistake-masking-the-cache"},
+    {"dec.wrong_scale", "scores scaled by {parameter}",
+     "the attention scores are multiplied by {parameter} instead of "
+     "gpt2::attention_scale(64) = 1/sqrt(64) = 0.125", kLesson3, "mistake-a-wrong-scale"},
+    {"dec.append_after_attention", "k and v appended after attention",
+     "decode_step attends first and appends the token's k and v afterwards, so the token "
+     "never sees itself", kLesson3, "mistake-appending-after-attention"},
+    {"dec.double_append", "k and v appended twice",
+     "decode_step appends the token's k and v twice to every layer", kLesson3,
+     "mistake-appending-twice"},
+    {"dec.append_some_layers", "k and v appended in only some layers",
+     "decode_step appends k and v in layers 0-5 only", kLesson3,
+     "mistake-appending-in-only-some-layers"},
+    {"dec.position_not_continuing", "every token at position 0",
+     "decode_step embeds every token at position 0 instead of at the cache's length",
+     kLesson3, "mistake-the-wrong-position"},
+    {"dec.dot_four_sums", "dot product in four running sums",
+     "the scores come from a dot product summed in four interleaved running sums instead of "
+     "gpt2::dot's single sum in order", kLesson3, "mistake-close-but-not-equal"},
+    {"dec.weighted_sum_reversed", "weighted sum from the last position",
+     "the weighted sum of the value rows adds them from the last position to the first",
+     kLesson3, "mistake-close-but-not-equal"},
+    {"dec.std_exp", "softmax with std::exp",
+     "the softmax is written with std::exp, whose last bit differs from gpt2::exp on some "
+     "inputs", kLesson3, "mistake-close-but-not-equal"},
+    {"dec.head0_keys_for_every_head", "head 0's keys for every head",
+     "every head scores its query against head 0's keys, cache.key(0, j)", kLesson3,
+     "mistake-reading-the-wrong-keys-or-values"},
+    {"dec.values_read_from_keys", "a weighted sum of the keys",
+     "attention averages the cached key rows instead of the value rows", kLesson3,
+     "mistake-reading-the-wrong-keys-or-values"},
+    {"dec.every_layer_reads_layer0", "every layer attends over layer 0's cache",
+     "decode_step appends to each layer but attends over cache.layer(0) in every layer",
+     kLesson3, "mistake-reading-the-wrong-keys-or-values"},
+    {"dec.q_k_swapped", "q and k swapped",
+     "decode_step hands model.qkv its k buffer where q goes and q where k goes", kLesson3,
+     "mistake-reading-the-wrong-keys-or-values"},
+    {"dec.logits_of_last_step_only", "only the last step's logits",
+     "run_decode keeps the last step's logits instead of every step's", kLesson3,
+     "mistake-logits-of-the-last-step-only"},
+    {"dec.decode_calls_forward", "logits from Model::forward",
+     "run_decode takes each step's logits from Model::forward over every token so far: "
+     "the right numbers, with all the work the cache is there to save", kLesson3,
+     "mistake-calling-modelforward"},
+    // ---- prefill
+    {"dec.prefill_no_mask", "prefill without a causal mask",
+     "attend_causal lets every row attend to the whole prompt, later positions included",
+     kLesson4, "mistake-no-causal-mask"},
+    {"dec.mask_off_by_one", "causal mask off by one",
+     "attend_causal lets row i see positions 0 .. i-1 but not itself", kLesson4,
+     "mistake-a-mask-off-by-one"},
+    {"dec.causal_ignores_cached_past", "mask ignores the cached past",
+     "attend_causal numbers its rows from 0 whatever the cache held before them: row r "
+     "sees positions 0 .. r", kLesson4, "mistake-a-mask-that-ignores-the-cached-past"},
+    {"dec.prefill_rows_reversed", "rows appended in reverse",
+     "prefill appends the batch's k and v rows last row first", kLesson4,
+     "mistake-rows-appended-in-reverse"},
+    {"dec.prefill_logits_of_first_row", "logits of the first row",
+     "prefill returns the logits of the batch's first row instead of its last", kLesson4,
+     "mistake-the-first-rows-logits"},
+    {"dec.positions_restart_at_zero", "positions restart at 0",
+     "prefill numbers its rows 0, 1, 2, ... whatever the cache already holds", kLesson4,
+     "mistake-positions-that-restart-at-0"},
+    // ---- prefix-reuse
+    {"dec.reuse_mutates_saved", "continuing without a clone",
+     "continue_from copies the saved ModelCache with its copy constructor, which shares the "
+     "layers, so the suffix is appended to the saved prefix itself", kLesson5,
+     "mistake-reusing-without-a-clone"},
+    {"dec.continue_from_empty_cache", "continuing from an empty cache",
+     "continue_from prefills the suffix into a new, empty cache, leaving the prefix out",
+     kLesson5, "mistake-continuing-from-an-empty-cache"},
+    {"dec.continue_from_previous", "continuing from the previous continuation",
+     "run_prefix_reuse continues each suffix from the previous continuation instead of from "
+     "the saved prefix", kLesson5, "mistake-continuing-from-the-previous-continuation"},
+    {"dec.continuation_recomputes_prefix", "prefix recomputed",
+     "run_prefix_reuse computes each continuation as a fresh save_prefix of prefix + suffix: "
+     "the right numbers, with the prefix through the model again each time", kLesson5,
+     "mistake-recomputing-the-prefix"},
+    {"dec.saved_rows_read_from_continuation", "saved rows read from the continuation",
+     "run_prefix_reuse records the continuation's shape rows where the saved cache's belong",
+     kLesson5, "mistake-the-saved-rows-read-from-the-wrong-cache"},
+};
+// clang-format on
+
+std::string fill(std::string text, const std::string& parameter) {
+  const std::string key = "{parameter}";
+  for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, key.size(), parameter);
+  return text;
+}
+
+}  // namespace
+
+const std::vector<KnownMistake>& known_mistakes() {
+  static const std::vector<KnownMistake> all = [] {
+    std::vector<KnownMistake> v;
+    static std::vector<std::string> lessons;  // keeps the joined paths alive
+    lessons.reserve(std::size(kEntries));
+    for (const Entry& e : kEntries) {
+      lessons.push_back(std::string(e.lesson) + e.anchor);
+      v.push_back({e.id, e.title, e.explanation, lessons.back().c_str()});
+    }
+    return v;
+  }();
+  return all;
+}
+
+Diagnosis diagnosis(const std::string& id, const std::string& parameter) {
+  for (const KnownMistake& m : known_mistakes())
+    if (id == m.id) return {m.id, parameter, fill(m.title, parameter), fill(m.explanation, parameter), m.lesson};
+  throw std::logic_error("unknown diagnosis id " + id);
+}
+
+}  // namespace course

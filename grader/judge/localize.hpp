@@ -1,0 +1,51 @@
+// The localizers' shared parts (diagnose.hpp: localize). Each turns one failing case's
+// output into a few sentences of what is observed, in computation order: what is right,
+// the first number that is not, and what lies between them. None names a mistake.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/diagnose.hpp"
+#include "wire/digest.hpp"
+
+namespace course {
+
+using Lines = std::vector<std::string>;
+
+// "" when `row` is a shape row [12, L, 64] with L >= 0; else a sentence on what it is,
+// e.g. "[3, 12, 64] is not [12, length, 64]".
+std::string shape_row_problem(const json& row);
+
+// Checks a list of per-layer shape rows against the expected one, in order: the count,
+// then each row's form, then the lengths. Adds what it sees to `out` and returns true
+// when every row is as expected. `what` names the list ("the saved cache's rows").
+// `readable` (if given) tells whether the rows had the right count and form, so that their
+// lengths can be read.
+bool rows_as_expected(const json& expected, const json& actual, const std::string& what, Lines& out,
+                      bool* readable = nullptr);
+
+// The tensor or digest at `key` of `j`, when it is one and well formed.
+std::optional<Tensor> tensor_at(const json& j, const char* key);
+std::optional<Digest> digest_at(const json& j, const char* key);
+
+// "0 .. 4", or "3" for one value; "heads 0 .. 11", "heads 0, 4".
+std::string range_text(int first, int last);
+std::string index_list(const std::vector<int>& values);
+
+// "1 position", "3 positions".
+std::string count_text(int64_t n, const std::string& noun);
+
+// How far apart two floats are in units in the last place (both finite); -1 otherwise.
+int64_t ulp_distance(float a, float b);
+
+// Per stage group (localize_cache.cpp, localize_decode.cpp, work.cpp).
+Lines localize_cache_plan(const Fixture& fx, const json& actual);
+Lines localize_read_kvcache(const Fixture& fx, const json& actual);
+Lines localize_model_cache(const Fixture& fx, const json& actual);
+Lines localize_probe(const Fixture& fx, const json& actual);
+Lines localize_gpt2_run(const Fixture& fx, const json& actual);
+Lines work_findings(const Fixture& fx, const json& actual);
+
+}  // namespace course

@@ -1,0 +1,113 @@
+// The work a GPT-2 run did: rows through each layer's qkv and finish_block, and tokens
+// through Model::forward, as the runner counted them (gpt2::WorkCounts). A cache is there
+// so that each position goes through each layer once: the fixtures expect exactly the new
+// positions per layer and no Model::forward. On a failure this says what was redone; on a
+// pass, what the cache saved.
+#include "judge/localize.hpp"
+
+namespace course {
+
+namespace {
+
+std::vector<int64_t> int64s(const json& j) {
+  std::vector<int64_t> v;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_number_integer()) v.push_back(x.get<int64_t>());
+  return v;
+}
+
+std::vector<int> sizes_of(const json& lists) {
+  std::vector<int> out;
+  if (lists.is_array())
+    for (const json& l : lists) out.push_back(l.is_array() ? int(l.size()) : 0);
+  return out;
+}
+
+// "9 tokens", "5 + 3 tokens", "6 prefix + 1 + 2 suffix tokens": the call's new positions.
+std::string positions_story(const Fixture& fx) {
+  auto joined = [](const std::vector<int>& v) {
+    std::string s;
+    for (int n : v) s += (s.empty() ? "" : " + ") + std::to_string(n);
+    return s;
+  };
+  if (fx.adapter == "run_decode") return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token");
+  if (fx.adapter == "run_prefill") return joined(sizes_of(fx.input.value("chunks", json()))) + " tokens";
+  return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " +
+         joined(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";
+}
+
+// One per-layer count (qkv or finish_block) against the expected one.
+std::string rows_finding(const char* piece, const std::vector<int64_t>& e, const std::vector<int64_t>& a,
+                         const std::string& story) {
+  if (a == e || e.empty()) return "";
+  const int64_t want = e.front();
+  bool uniform = a.size() == e.size();
+  for (int64_t x : a) uniform = uniform && x == a.front();
+  std::string s = std::string("Work: ") + piece;
+  if (!uniform) {
+    std::vector<int> shown(a.begin(), a.end());
+    return s + " took " + list_text(shown) + " rows per layer; the call has " + std::to_string(want) + " new positions (" +
+           story + "), each to go through every layer once.";
+  }
+  const int64_t got = a.front();
+  s += " took " + count_text(got, "row") + " in every layer for " + count_text(want, "new position") + " (" + story + "): ";
+  if (got > want)
+    return s + std::to_string(got - want) + " more than the new positions, so " + count_text(got - want, "row") +
+           " went through the model again.";
+  return s + std::to_string(want - got) + " of the new positions never went through it.";
+}
+
+}  // namespace
+
+Lines work_findings(const Fixture& fx, const json& actual) {
+  Lines out;
+  if (!fx.expected.contains("work")) return out;
+  const json& e = fx.expected["work"];
+  const json a = actual.is_object() ? actual.value("work", json()) : json();
+  if (!a.is_object()) return out;
+  const std::string story = positions_story(fx);
+  const int64_t forward = a.value("forward_tokens", int64_t(0));
+  if (forward > 0)
+    out.push_back("Work: Model::forward ran on " + count_text(forward, "token") +
+                  " during this call; it recomputes every position without the cache (its rows count below too).");
+  const std::vector<int64_t> eq = int64s(e.value("qkv_rows", json())), aq = int64s(a.value("qkv_rows", json())),
+                             ef = int64s(e.value("finish_block_rows", json())), af = int64s(a.value("finish_block_rows", json()));
+  const bool same = eq == ef && aq == af;
+  std::string q = rows_finding(same ? "qkv and finish_block each" : "qkv", eq, aq, story);
+  if (!q.empty()) out.push_back(q);
+  if (!same) {
+    std::string f = rows_finding("finish_block", ef, af, story);
+    if (!f.empty()) out.push_back(f);
+  }
+  return out;
+}
+
+std::string work_note(const Fixture& fx, const json& actual) {
+  if (!fx.expected.contains("work") || !actual.is_object() || !actual.contains("work")) return "";
+  const std::vector<int64_t> rows = int64s(fx.expected["work"].value("qkv_rows", json()));
+  if (rows.empty()) return "";
+  const int64_t n = rows.front();
+  const std::string each = "each layer took " + count_text(n, "row");
+  if (fx.adapter == "run_decode")
+    return "work: " + each + ", one per token" +
+           (n > 1 ? "; without a cache, step t would recompute all t + 1 positions: " + std::to_string(n * (n + 1) / 2) +
+                        " rows per layer"
+                  : "");
+  if (fx.adapter == "run_prefill") {
+    std::vector<int> sizes = sizes_of(fx.input.value("chunks", json()));
+    int64_t before = 0, saved = 0;
+    for (int s : sizes) {
+      saved += before;
+      before += s;
+    }
+    return "work: " + each + ", each position once" +
+           (saved ? "; the later prefills attended to " + std::to_string(saved) + " cached positions instead of recomputing them" : "");
+  }
+  const int64_t prefix = int64_t(fx.input.value("prefix", json::array()).size());
+  const int64_t k = int64_t(fx.input.value("suffixes", json::array()).size());
+  return "work: " + each + ", the prefix once and then only the suffixes; " + std::to_string(k * prefix) +
+         " prefix rows per layer were reused instead of recomputed";
+}
+
+}  // namespace course
