@@ -635,6 +635,45 @@ void attention_scores(const float* q, const float* k, int n, int stride, int dim
   for (; j < n; ++j) scores[j] = dot(q, k + static_cast<size_t>(j) * stride, dim) * scale;
 }
 
+namespace {
+
+// Queries of one task of the many-query attention.
+constexpr int QUERY_BLOCK = 64;
+
+// Head h, queries i0 .. i1-1 (positions first_pos + i): the scores of a block of queries
+// are one matrix product (each score a dot product in gpt2::dot's order, then times the
+// scale), then a softmax and a weighted sum per query, over its own keys only.
+void attention_block(const Config& c, const float* q, const float* k, const float* v,
+                     int first_pos, int i0, int i1, int h, float scale, float* out) {
+  const int d = c.d_model, hd = c.head_dim;
+  const int n_q = i1 - i0, n_keys = first_pos + i1;
+  thread_local std::vector<float> qh, kt, scores;
+  qh.resize(static_cast<size_t>(n_q) * hd);                // [n_q, hd]
+  kt.resize(kernels::panel_floats(hd, n_keys));            // [hd, n_keys], panel layout
+  scores.resize(static_cast<size_t>(n_q) * n_keys);        // [n_q, n_keys]
+  for (int r = 0; r < n_q; ++r) {
+    std::memcpy(qh.data() + static_cast<size_t>(r) * hd, q + static_cast<size_t>(i0 + r) * d + h * hd,
+                hd * sizeof(float));
+  }
+  for (int j = 0; j < n_keys; ++j) {
+    const float* kj = k + static_cast<size_t>(j) * d + h * hd;
+    for (int t = 0; t < hd; ++t) kt[kernels::panel_index(hd, t, j)] = kj[t];
+  }
+  // scores[r][j] = 0 + q[0] * k[j][0] + q[1] * k[j][1] + ...: gpt2::dot, for every key
+  // of the block; a query uses the keys up to its own position.
+  const kernels::Matrix keys{kt.data(), hd, n_keys, true};
+  kernels::matmul(qh.data(), n_q, keys, nullptr, scores.data(), kernels::Epilogue::store, nullptr);
+  for (int r = 0; r < n_q; ++r) {
+    const int i = i0 + r, n = first_pos + i + 1;
+    float* s = scores.data() + static_cast<size_t>(r) * n_keys;
+    for (int j = 0; j < n; ++j) s[j] = s[j] * scale;
+    softmax(s, n);
+    weighted_sum(s, v + h * hd, n, d, hd, out + static_cast<size_t>(i) * d + h * hd);
+  }
+}
+
+}  // namespace
+
 void causal_attention(const Model& model, const float* q, const float* k, const float* v,
                       int first_pos, int n_query, float* out) {
   const Config& c = model.config();
@@ -645,7 +684,19 @@ void causal_attention(const Model& model, const float* q, const float* k, const 
   }
   const int d = c.d_model, hd = c.head_dim, n_head = c.n_head;
   const float scale = attention_scale(hd);
-  Access::pool(model).run(n_query * n_head, [&](int task, int) {
+  ThreadPool& pool = Access::pool(model);
+  if (n_query >= 4) {
+    // Tasks: (head, block of queries) pairs.
+    const int n_blocks = (n_query + QUERY_BLOCK - 1) / QUERY_BLOCK;
+    pool.run(n_blocks * n_head, [&](int task, int) {
+      const int b = task / n_head, h = task % n_head;
+      attention_block(c, q, k, v, first_pos, b * QUERY_BLOCK,
+                      std::min(n_query, (b + 1) * QUERY_BLOCK), h, scale, out);
+    });
+    return;
+  }
+  // A few queries (a decode step): tasks are (query, head) pairs.
+  pool.run(n_query * n_head, [&](int task, int) {
     const int i = task / n_head, h = task % n_head;
     const int n = first_pos + i + 1;  // keys 0 .. first_pos + i
     thread_local std::vector<float> scores;
