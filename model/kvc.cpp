@@ -10,8 +10,10 @@
 //       float32, position after position). Equal digests mean bit-identical logits.
 //       --decode computes them by a cached decode, one token at a time, instead of
 //       forward(); the digest must be the same (scripts/determinism-check.sh checks it).
-//   kvc bench [--threads N] [--seed N] [--context N] [--reps N]
-//       one JSON object: decode and prefill speed (bench.hpp).
+//   kvc bench [--threads N] [--seed N] [--context N] [--reps N] [--vector-path P]
+//       one JSON object: decode and prefill speed (bench.hpp). --vector-path sse2, avx2 or
+//       avx512 makes the matrix product (and the peak loop) use that path instead of the
+//       widest one the CPU has (kernels.hpp); the results are the same bits.
 //
 // Exit status: 0 on success, 2 for bad input (options, tokens, weights file), 1 for any
 // other failure. Messages go to stderr.
@@ -27,6 +29,7 @@
 #include "bench.hpp"
 #include "detail.hpp"
 #include "gpt2.hpp"
+#include "kernels.hpp"
 #include "threads.hpp"
 
 namespace {
@@ -190,6 +193,14 @@ int run_digest(const ModelOptions& o) {
   return 0;
 }
 
+gpt2::kernels::VectorPath parse_vector_path(const std::string& name) {
+  using gpt2::kernels::VectorPath;
+  for (VectorPath p : {VectorPath::sse2, VectorPath::avx2, VectorPath::avx512}) {
+    if (name == gpt2::kernels::vector_path_name(p)) return p;
+  }
+  throw BadInput("unknown vector path '" + name + "' (sse2, avx2 or avx512)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +231,10 @@ int main(int argc, char** argv) {
   bench->add_option("--reps", bench_opts.decode_reps, "timed decode steps")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  std::string vector_path;
+  bench->add_option("--vector-path", vector_path,
+                    "sse2, avx2 or avx512 (default: the widest this CPU has)")
+      ->check(CLI::IsMember({"sse2", "avx2", "avx512"}));
 
   try {
     app.parse(argc, argv);
@@ -231,6 +246,7 @@ int main(int argc, char** argv) {
     if (logits->parsed()) return run_logits(logits_opts);
     if (digest->parsed()) return run_digest(digest_opts);
     if (bench->parsed()) {
+      if (!vector_path.empty()) gpt2::kernels::set_vector_path(parse_vector_path(vector_path));
       write_stdout(gpt2::bench_json(gpt2::run_bench(bench_opts)) + "\n");
       return 0;
     }
