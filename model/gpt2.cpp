@@ -655,9 +655,10 @@ void attention_block(const Config& c, const float* q, const float* k, const floa
     std::memcpy(qh.data() + static_cast<size_t>(r) * hd, q + static_cast<size_t>(i0 + r) * d + h * hd,
                 hd * sizeof(float));
   }
-  for (int j = 0; j < n_keys; ++j) {
+  for (int j = 0; j < n_keys; ++j) {  // kt[t][j] = k[j][h * hd + t]
     const float* kj = k + static_cast<size_t>(j) * d + h * hd;
-    for (int t = 0; t < hd; ++t) kt[kernels::panel_index(hd, t, j)] = kj[t];
+    float* column = kt.data() + kernels::panel_index(hd, 0, j);
+    for (int t = 0; t < hd; ++t) column[static_cast<size_t>(t) * kernels::PANEL] = kj[t];
   }
   // scores[r][j] = 0 + q[0] * k[j][0] + q[1] * k[j][1] + ...: gpt2::dot, for every key
   // of the block; a query uses the keys up to its own position.

@@ -336,6 +336,61 @@ __attribute__((target("avx512f"))) void exp_shifted_avx512(float* x, int n, floa
 }
 #endif
 
+// ---- weighted_sum ----------------------------------------------------------------------
+
+// NV vectors of outputs, their sums in registers while j runs over the rows.
+template <class V, int NV>
+GPT2_LANES_INLINE void weighted_block(const float* p, const float* rows, int n, int stride,
+                                      float* out) {
+  constexpr int L = width<V>;
+  V acc[NV];
+  for (int i = 0; i < NV; ++i) acc[i] = V{};
+  for (int j = 0; j < n; ++j) {
+    const float* row = rows + static_cast<size_t>(j) * stride;
+    if (j + 8 < n) {  // rows of a KV cache are short and far apart: fetch ahead
+      for (int i = 0; i < NV * L; i += 16) __builtin_prefetch(row + 8L * stride + i, 0, 3);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < NV; ++i) {
+      V r;
+      lanes::load(r, row + L * i);
+      acc[i] = acc[i] + p[j] * r;
+    }
+  }
+  for (int i = 0; i < NV; ++i) lanes::store(out + L * i, acc[i]);
+}
+
+// Blocks of 4 vectors of outputs, then single vectors, then one output at a time.
+template <class V>
+GPT2_LANES_INLINE void weighted_sum_lanes(const float* p, const float* rows, int n, int stride,
+                                          int dim, float* out) {
+  constexpr int L = width<V>;
+  int d = 0;
+  for (; d + 4 * L <= dim; d += 4 * L) weighted_block<V, 4>(p, rows + d, n, stride, out + d);
+  for (; d + L <= dim; d += L) weighted_block<V, 1>(p, rows + d, n, stride, out + d);
+  for (; d < dim; ++d) {
+    float s = 0.0f;
+    for (int j = 0; j < n; ++j) s = s + p[j] * rows[static_cast<size_t>(j) * stride + d];
+    out[d] = s;
+  }
+}
+
+void weighted_sum_sse2(const float* p, const float* rows, int n, int stride, int dim, float* out) {
+  weighted_sum_lanes<lanes::v4f>(p, rows, n, stride, dim, out);
+}
+
+#if GPT2_X86
+__attribute__((target("avx2"))) void weighted_sum_avx2(const float* p, const float* rows, int n,
+                                                       int stride, int dim, float* out) {
+  weighted_sum_lanes<lanes::v8f>(p, rows, n, stride, dim, out);
+}
+
+__attribute__((target("avx512f"))) void weighted_sum_avx512(const float* p, const float* rows,
+                                                           int n, int stride, int dim, float* out) {
+  weighted_sum_lanes<lanes::v16f>(p, rows, n, stride, dim, out);
+}
+#endif
+
 // ---- choosing the path ------------------------------------------------------------------
 
 VectorPath widest_path() {
@@ -409,6 +464,19 @@ void exp_shifted(float* x, int n, float shift) {
 #endif
     default:
       return exp_shifted_sse2(x, n, shift);
+  }
+}
+
+void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
+  switch (active_path().load(std::memory_order_relaxed)) {
+#if GPT2_X86
+    case VectorPath::avx512:
+      return weighted_sum_avx512(p, rows, n, stride, dim, out);
+    case VectorPath::avx2:
+      return weighted_sum_avx2(p, rows, n, stride, dim, out);
+#endif
+    default:
+      return weighted_sum_sse2(p, rows, n, stride, dim, out);
   }
 }
 

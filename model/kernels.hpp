@@ -60,7 +60,12 @@ void matmul(const float* x, int n_rows, const Matrix& w, const float* bias, floa
 // x[i] = gpt2::exp(x[i] - shift) for i < n (softmax's exponentials), several at a time.
 void exp_shifted(float* x, int n, float shift);
 
-// The vector instructions of matmul's many-row path (4 rows or more) and of exp_shifted:
+// gpt2::weighted_sum (ops.hpp), several outputs at a time: for d < dim,
+//   out[d] = 0; for j = 0 .. n-1: out[d] = out[d] + p[j] * rows[j * stride + d]
+void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out);
+
+// The vector instructions of matmul's many-row path (4 rows or more), exp_shifted and
+// weighted_sum:
 // every path gives the same bits (each vector lane performs one output's scalar
 // operations); they differ in speed.
 enum class VectorPath {

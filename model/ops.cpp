@@ -118,21 +118,8 @@ void softmax(float* x, int n) {
 }
 
 void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
-  // Four outputs side by side in a vector; each output's sum still runs over j in order.
-  using numerics::load4;
-  using numerics::store4;
-  for (int d = 0; d < dim; ++d) out[d] = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float pj = p[j];
-    const numerics::v4f pv = numerics::splat4(pj);
-    const float* row = rows + static_cast<long>(j) * stride;
-    if (j + 8 < n) {  // rows of a KV cache are short and far apart: fetch ahead
-      for (int i = 0; i < dim; i += 16) __builtin_prefetch(row + 8L * stride + i, 0, 3);
-    }
-    int d = 0;
-    for (; d + 4 <= dim; d += 4) store4(out + d, load4(out + d) + pv * load4(row + d));
-    for (; d < dim; ++d) out[d] += pj * row[d];
-  }
+  // Outputs side by side in vectors; each output's sum still runs over j in order.
+  kernels::weighted_sum(p, rows, n, stride, dim, out);
 }
 
 }  // namespace gpt2

@@ -316,6 +316,24 @@ TEST_P(vector_path, exp_shifted_equals_gpt2_exp) {
   }
 }
 
+// Widths around the vector and block sizes (4, 16, 64 floats), odd strides and lengths.
+TEST_P(vector_path, weighted_sum_is_the_documented_loop) {
+  for (int dim : {1, 3, 4, 15, 16, 17, 33, 63, 64, 65, 80, 131}) {
+    for (int n : {0, 1, 2, 9, 40}) {
+      const int stride = dim + 7;
+      const auto p = values(40, n), rows = values(41, static_cast<size_t>(n) * stride + 1);
+      std::vector<float> want(dim), got(dim, -1.0f);
+      for (int d = 0; d < dim; ++d) {
+        float s = 0.0f;
+        for (int j = 0; j < n; ++j) s = s + p[j] * rows[static_cast<size_t>(j) * stride + d];
+        want[d] = s;
+      }
+      gpt2::weighted_sum(p.data(), rows.data(), n, stride, dim, got.data());
+      ASSERT_TRUE(same_bits(got, want, dim)) << "dim " << dim << ", n " << n;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(kernels, vector_path,
                          testing::Values(VectorPath::sse2, VectorPath::avx2, VectorPath::avx512),
                          [](const testing::TestParamInfo<VectorPath>& info) {
