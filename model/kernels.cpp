@@ -599,10 +599,45 @@ void layer_norm(const float* x, const float* weight, const float* bias, int n, f
   for (int i = 0; i < n; ++i) y[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i];
 }
 
+namespace {
+
+// layer_norm of R rows side by side: each row's sums are layer_norm's loops, in the same
+// order; only the R rows' independent additions overlap (one sum is a chain of dependent
+// additions, slow alone).   x, y: [R, n]
+template <int R>
+void layer_norm_group(const float* x, const float* weight, const float* bias, int n, float* y) {
+  const float n_f = static_cast<float>(n);
+  float sum[R] = {}, sq[R] = {}, mean[R], rstd[R];
+  for (int i = 0; i < n; ++i) {
+    for (int r = 0; r < R; ++r) sum[r] += x[r * n + i];
+  }
+  for (int r = 0; r < R; ++r) mean[r] = sum[r] / n_f;
+  for (int i = 0; i < n; ++i) {
+    for (int r = 0; r < R; ++r) {
+      const float d = x[r * n + i] - mean[r];
+      sq[r] += d * d;
+    }
+  }
+  for (int r = 0; r < R; ++r) rstd[r] = 1.0f / std::sqrt(sq[r] / n_f + 1e-5f);
+  for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < n; ++i) {
+      y[r * n + i] = ((x[r * n + i] - mean[r]) * rstd[r]) * weight[i] + bias[i];
+    }
+  }
+}
+
+}  // namespace
+
 void layer_norm_rows(const float* x, const float* weight, const float* bias, int n_rows, int n,
                      float* y, ThreadPool* pool) {
+  constexpr int GROUP = 4;
   auto rows = [&](int r0, int r1) {
-    for (int r = r0; r < r1; ++r) {
+    int r = r0;
+    for (; r + GROUP <= r1; r += GROUP) {
+      const size_t at = static_cast<size_t>(r) * n;
+      layer_norm_group<GROUP>(x + at, weight, bias, n, y + at);
+    }
+    for (; r < r1; ++r) {
       layer_norm(x + static_cast<size_t>(r) * n, weight, bias, n, y + static_cast<size_t>(r) * n);
     }
   };

@@ -94,7 +94,8 @@ void matmul_plain(const float* x, int n_rows, const Matrix& w, const float* bias
 //   y[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i]
 void layer_norm(const float* x, const float* weight, const float* bias, int n, float* y);
 
-// Layer norm of n_rows rows of width n; rows split over the pool's threads.
+// Layer norm of n_rows rows of width n (each row exactly layer_norm); rows split over the
+// pool's threads.
 void layer_norm_rows(const float* x, const float* weight, const float* bias, int n_rows, int n,
                      float* y, ThreadPool* pool);
 
