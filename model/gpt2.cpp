@@ -524,12 +524,21 @@ void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float
   kernels::layer_norm_rows(x, lw.ln1_w, lw.ln1_b, n_rows, c.d_model, h.data(), impl_->pool.get());
   kernels::matmul(h.data(), n_rows, lw.attn_w, lw.attn_b, t.data(), kernels::Epilogue::store,
                   impl_->pool.get());
-  for (int r = 0; r < n_rows; ++r) {
-    const float* src = t.data() + r * 3 * d;
-    std::memcpy(q + r * d, src, d * sizeof(float));
-    std::memcpy(k + r * d, src + d, d * sizeof(float));
-    std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
-  }
+  // q, k, v: t's three column blocks, rows shared over the threads (a prefill's are MBs).
+  auto split = [&](int r0, int r1) {
+    for (int r = r0; r < r1; ++r) {
+      const float* src = t.data() + r * 3 * d;
+      std::memcpy(q + r * d, src, d * sizeof(float));
+      std::memcpy(k + r * d, src + d, d * sizeof(float));
+      std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
+    }
+  };
+  const int n_tasks = std::min(impl_->pool->size(), n_rows / 16);
+  if (n_tasks <= 1) return split(0, n_rows);
+  const int per = (n_rows + n_tasks - 1) / n_tasks;
+  impl_->pool->run(n_tasks, [&](int task, int) {
+    split(task * per, std::min(n_rows, (task + 1) * per));
+  });
 }
 
 void Model::finish_block(int layer, const float* attn, int n_rows, float* x) const {
