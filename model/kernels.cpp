@@ -7,6 +7,7 @@
 //     running sums of a chunk of columns in an L1-resident buffer, rows prefetched ahead;
 //   - many rows (prefill, forward): register tiles of 6 rows x (2 or 4 vectors) of
 //     running sums, over a strip of columns read in place (panels) or copied (row-major),
+//     k in blocks of at most 1024 (the sums stored and reloaded exactly between blocks),
 //     in one of three vector paths chosen for the CPU at run time: SSE2 (6 x 8 sums),
 //     AVX2 (6 x 16), AVX-512 (6 x 64). Each path's function is compiled for its
 //     instruction set by a target attribute; separate multiplies and adds, never FMA
@@ -194,20 +195,32 @@ GPT2_LANES_INLINE void finish(float* y, V s, Epilogue epilogue) {
   lanes::store(y, out);
 }
 
+// Where a tile's running sums start and where they go. The sums of one pass over k0 .. k1-1
+// continue those of the pass before (stored as floats and loaded back, so exactly the same
+// values), which lets a long k range be cut into blocks whose weights stay in cache.
+struct Sums {
+  const float* from;  // [RT][from_ld]: the sums so far; nullptr: zeros (no bias)
+  size_t from_ld;     // 0: the same row (the bias) for every row of the tile
+  float* to;          // [RT][to_ld]
+  size_t to_ld;
+  bool last;          // k1 == n_in: apply the epilogue; else store the sums as they are
+};
+
 // Outputs of RT rows x (NV * width<V>) columns: each lane of acc[r][i] is one output's sum
 //   s = bias[j]; for k = 0 .. n_in-1: s = s + x[r][k] * w[k][j]
-// x: [RT, n_in]; y: [RT, n_out] from the tile's first column; bias from the same column.
+// here the part k0 .. k1-1 of it. x: [RT, n_in]; w's column j is the tile's first.
 template <class V, int RT, int NV>
-GPT2_LANES_INLINE void tile(const float* x, int n_in, const Strip<NV>& w, const float* bias,
-                            float* y, int n_out, Epilogue epilogue) {
+GPT2_LANES_INLINE void tile(const float* x, int n_in, int k0, int k1, const Strip<NV>& w,
+                            const Sums& sums, Epilogue epilogue) {
   constexpr int L = width<V>;
   V acc[RT][NV];
-  for (int i = 0; i < NV; ++i) {
-    V b = {};
-    if (bias) lanes::load(b, bias + L * i);
-    for (int r = 0; r < RT; ++r) acc[r][i] = b;
+  for (int r = 0; r < RT; ++r) {
+    for (int i = 0; i < NV; ++i) {
+      acc[r][i] = V{};
+      if (sums.from) lanes::load(acc[r][i], sums.from + r * sums.from_ld + L * i);
+    }
   }
-  for (int k = 0; k < n_in; ++k) {
+  for (int k = k0; k < k1; ++k) {
     V wv[NV];
 #pragma GCC unroll 4
     for (int i = 0; i < NV; ++i) lanes::load(wv[i], w.col[i] + k * w.ldw);
@@ -220,19 +233,24 @@ GPT2_LANES_INLINE void tile(const float* x, int n_in, const Strip<NV>& w, const 
   }
   for (int r = 0; r < RT; ++r) {
     for (int i = 0; i < NV; ++i) {
-      finish(y + static_cast<size_t>(r) * n_out + L * i, acc[r][i], epilogue);
+      float* to = sums.to + r * sums.to_ld + L * i;
+      if (sums.last) {
+        finish(to, acc[r][i], epilogue);
+      } else {
+        lanes::store(to, acc[r][i]);
+      }
     }
   }
 }
 
 // A tile of `rows` rows (1 .. TILE_ROWS).
 template <class V, int NV, int RT = TILE_ROWS>
-GPT2_LANES_INLINE void tile_rows(int rows, const float* x, int n_in, const Strip<NV>& w,
-                                 const float* bias, float* y, int n_out, Epilogue epilogue) {
+GPT2_LANES_INLINE void tile_rows(int rows, const float* x, int n_in, int k0, int k1,
+                                 const Strip<NV>& w, const Sums& sums, Epilogue epilogue) {
   if constexpr (RT > 1) {
-    if (rows < RT) return tile_rows<V, NV, RT - 1>(rows, x, n_in, w, bias, y, n_out, epilogue);
+    if (rows < RT) return tile_rows<V, NV, RT - 1>(rows, x, n_in, k0, k1, w, sums, epilogue);
   }
-  tile<V, RT, NV>(x, n_in, w, bias, y, n_out, epilogue);
+  tile<V, RT, NV>(x, n_in, k0, k1, w, sums, epilogue);
 }
 
 // Columns j .. j + NV*width<V> - 1 of w. Panel weights are read where they are (a vector
@@ -261,22 +279,44 @@ GPT2_LANES_INLINE Strip<NV> strip_at(const Matrix& w, int j, std::vector<float>&
   return s;
 }
 
-// Columns [j0, j1) of y for all n_rows rows: strips of NV vectors (each strip's weights
-// stay in cache while every row tile passes over them), then the rest with narrower
-// strips, then one output at a time.
+// Longest k range one pass of the tiles covers: a strip of 64 columns then takes 256 KiB,
+// which stays in a 1 MiB L2 cache while the row tiles pass over it.
+constexpr int K_BLOCK = 1024;
+
+// Columns [j0, j1) of y for all n_rows rows: strips of NV vectors (each strip's weights,
+// a k block at a time, stay in cache while every row tile passes over them), then the
+// rest with narrower strips, then one output at a time.
 template <class V, int NV>
 GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w, const float* bias,
                                      int j0, int j1, float* y, Epilogue epilogue) {
   constexpr int SW = NV * width<V>;
   const int n_in = w.n_in, n_out = w.n_out;
   const int js = j0 + (j1 - j0) / SW * SW;
-  thread_local std::vector<float> pack;  // [n_in][SW] for row-major weights
+  const int n_blocks = (n_in + K_BLOCK - 1) / K_BLOCK;
+  const int k_block = (n_in + n_blocks - 1) / n_blocks;
+  thread_local std::vector<float> pack;     // [n_in][SW] for row-major weights
+  thread_local std::vector<float> partial;  // [n_rows][SW]: sums between k blocks
+  if (n_blocks > 1 && partial.size() < static_cast<size_t>(n_rows) * SW) {
+    partial.resize(static_cast<size_t>(n_rows) * SW);
+  }
   for (int j = j0; j < js; j += SW) {
     const Strip<NV> strip = strip_at<V, NV>(w, j, pack);
-    for (int r0 = 0; r0 < n_rows; r0 += TILE_ROWS) {
-      tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in, n_in,
-                       strip, bias ? bias + j : nullptr, y + static_cast<size_t>(r0) * n_out + j,
-                       n_out, epilogue);
+    for (int k0 = 0; k0 < n_in; k0 += k_block) {
+      const int k1 = std::min(n_in, k0 + k_block);
+      for (int r0 = 0; r0 < n_rows; r0 += TILE_ROWS) {
+        float* part = partial.data() + static_cast<size_t>(r0) * SW;
+        Sums sums{part, SW, part, SW, k1 == n_in};
+        if (k0 == 0) {
+          sums.from = bias ? bias + j : nullptr;
+          sums.from_ld = 0;
+        }
+        if (k1 == n_in) {
+          sums.to = y + static_cast<size_t>(r0) * n_out + j;
+          sums.to_ld = n_out;
+        }
+        tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in,
+                         n_in, k0, k1, strip, sums, epilogue);
+      }
     }
   }
   if constexpr (NV > 1) {

@@ -240,10 +240,12 @@ class vector_path : public testing::TestWithParam<VectorPath> {
 };
 
 // Odd shapes: every row count from 1 to 13 (partial row tiles, and the 1-3 row kernels),
-// widths that leave a 32-, a 16- and a few-column remainder after the 64-column tiles.
+// widths that leave a 32-, a 16- and a few-column remainder after the 64-column tiles, and
+// an n_in long enough to be cut into k blocks (the sums carried from block to block).
 TEST_P(vector_path, matmul_equals_the_plain_loop_on_odd_shapes) {
   gpt2::ThreadPool pool(2);
-  for (const Shape shape : {Shape{13, 37, 117}, Shape{13, 1, 83}, Shape{13, 64, 64}}) {
+  for (const Shape shape :
+       {Shape{13, 37, 117}, Shape{13, 1, 83}, Shape{13, 64, 64}, Shape{8, 2103, 85}}) {
     const auto w = values(30, static_cast<size_t>(shape.n_in) * shape.n_out);
     const auto b = values(31, shape.n_out);
     std::vector<float> storage;
