@@ -273,9 +273,10 @@ std::string bench_json(const BenchResult& r) {
                 "\"synthetic_s\": %.3f}",
                 r.decode_tok_s, r.read_gb_s, r.decode_roofline_ratio, r.prefill_tok_s,
                 r.prefill_gflops, r.prefill_peak_gflops, r.prefill_peak_ratio,
-                r.vector_path.c_str(), r.threads, r.context, r.decode_s * 1e3, r.decode_s_median * 1e3,
-                r.decode_gb_s, static_cast<unsigned long long>(r.decode_weight_bytes),
-                r.prefill_s * 1e3, r.prefill_gflop, r.synthetic_s);
+                r.vector_path.c_str(), r.threads, r.context, r.decode_s * 1e3,
+                r.decode_s_median * 1e3, r.decode_gb_s,
+                static_cast<unsigned long long>(r.decode_weight_bytes), r.prefill_s * 1e3,
+                r.prefill_gflop, r.synthetic_s);
   return buf;
 }
 

@@ -536,9 +536,8 @@ void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float
   const int n_tasks = std::min(impl_->pool->size(), n_rows / 16);
   if (n_tasks <= 1) return split(0, n_rows);
   const int per = (n_rows + n_tasks - 1) / n_tasks;
-  impl_->pool->run(n_tasks, [&](int task, int) {
-    split(task * per, std::min(n_rows, (task + 1) * per));
-  });
+  impl_->pool->run(n_tasks,
+                   [&](int task, int) { split(task * per, std::min(n_rows, (task + 1) * per)); });
 }
 
 void Model::finish_block(int layer, const float* attn, int n_rows, float* x) const {
@@ -652,17 +651,17 @@ constexpr int QUERY_BLOCK = 64;
 // Head h, queries i0 .. i1-1 (positions first_pos + i): the scores of a block of queries
 // are one matrix product (each score a dot product in gpt2::dot's order, then times the
 // scale), then a softmax and a weighted sum per query, over its own keys only.
-void attention_block(const Config& c, const float* q, const float* k, const float* v,
-                     int first_pos, int i0, int i1, int h, float scale, float* out) {
+void attention_block(const Config& c, const float* q, const float* k, const float* v, int first_pos,
+                     int i0, int i1, int h, float scale, float* out) {
   const int d = c.d_model, hd = c.head_dim;
   const int n_q = i1 - i0, n_keys = first_pos + i1;
   thread_local std::vector<float> qh, kt, scores;
-  qh.resize(static_cast<size_t>(n_q) * hd);                // [n_q, hd]
-  kt.resize(kernels::panel_floats(hd, n_keys));            // [hd, n_keys], panel layout
-  scores.resize(static_cast<size_t>(n_q) * n_keys);        // [n_q, n_keys]
+  qh.resize(static_cast<size_t>(n_q) * hd);          // [n_q, hd]
+  kt.resize(kernels::panel_floats(hd, n_keys));      // [hd, n_keys], panel layout
+  scores.resize(static_cast<size_t>(n_q) * n_keys);  // [n_q, n_keys]
   for (int r = 0; r < n_q; ++r) {
-    std::memcpy(qh.data() + static_cast<size_t>(r) * hd, q + static_cast<size_t>(i0 + r) * d + h * hd,
-                hd * sizeof(float));
+    std::memcpy(qh.data() + static_cast<size_t>(r) * hd,
+                q + static_cast<size_t>(i0 + r) * d + h * hd, hd * sizeof(float));
   }
   for (int j = 0; j < n_keys; ++j) {  // kt[t][j] = k[j][h * hd + t]
     const float* kj = k + static_cast<size_t>(j) * d + h * hd;

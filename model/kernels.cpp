@@ -203,7 +203,7 @@ struct Sums {
   size_t from_ld;     // 0: the same row (the bias) for every row of the tile
   float* to;          // [RT][to_ld]
   size_t to_ld;
-  bool last;          // k1 == n_in: apply the epilogue; else store the sums as they are
+  bool last;  // k1 == n_in: apply the epilogue; else store the sums as they are
 };
 
 // Outputs of RT rows x (NV * width<V>) columns: each lane of acc[r][i] is one output's sum
@@ -314,8 +314,8 @@ GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w
           sums.to = y + static_cast<size_t>(r0) * n_out + j;
           sums.to_ld = n_out;
         }
-        tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in,
-                         n_in, k0, k1, strip, sums, epilogue);
+        tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in, n_in,
+                         k0, k1, strip, sums, epilogue);
       }
     }
   }
@@ -426,7 +426,8 @@ __attribute__((target("avx2"))) void weighted_sum_avx2(const float* p, const flo
 }
 
 __attribute__((target("avx512f"))) void weighted_sum_avx512(const float* p, const float* rows,
-                                                           int n, int stride, int dim, float* out) {
+                                                            int n, int stride, int dim,
+                                                            float* out) {
   weighted_sum_lanes<lanes::v16f>(p, rows, n, stride, dim, out);
 }
 #endif

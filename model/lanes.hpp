@@ -3,11 +3,11 @@
 //
 // Each function here performs, on every lane, exactly the float and double operations of
 // its scalar counterpart, in the same order: exp_core_lanes is ops.cpp's exp_core,
-// exp_lanes is gpt2::exp, tanh_lanes is gpt2::tanh, gelu_lanes is kernels::gelu (the polynomial steps are the
-// shared templates in numerics.hpp). A branch of the scalar code becomes a per-lane
-// choice: every lane computes every branch and keeps the one the scalar code takes for
-// its value, so the vector width never changes a result. tests/model/kernels_test.cpp
-// compares them with the scalar functions bit for bit.
+// exp_lanes is gpt2::exp, tanh_lanes is gpt2::tanh, gelu_lanes is kernels::gelu (the
+// polynomial steps are the shared templates in numerics.hpp). A branch of the scalar code
+// becomes a per-lane choice: every lane computes every branch and keeps the one the scalar
+// code takes for its value, so the vector width never changes a result.
+// tests/model/kernels_test.cpp compares them with the scalar functions bit for bit.
 //
 // Everything is always inlined: a vector path calls these helpers from a function compiled
 // for its instruction set (a target attribute in kernels.cpp), which is where they get
@@ -145,4 +145,3 @@ GPT2_LANES_INLINE V gelu_lanes(V x) {
 }
 
 }  // namespace gpt2::lanes
-

@@ -278,11 +278,10 @@ TEST_P(vector_path, matmul_equals_the_plain_loop_on_odd_shapes) {
 // and huge values, the branch limits and their neighbours, and a sweep over all exponents.
 std::vector<float> special_and_swept_floats() {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = {0.0f,   -0.0f,   inf,      -inf,         std::nanf(""),
-                          1e-45f, -1e-45f, 1e-30f,   -3.0e38f,     3.0e38f,
-                          89.0f,  -110.0f, 88.72f,   -103.97f,     0x1p-6f,
-                          10.0f,  -10.0f,  0x1p-7f,  0.0156249f,   4.0f,
-                          -4.0f,  12.5f,   -0.001f,  0.5f,         -87.3f};
+  std::vector<float> v = {0.0f,    -0.0f,    inf,     -inf,    std::nanf(""), 1e-45f, -1e-45f,
+                          1e-30f,  -3.0e38f, 3.0e38f, 89.0f,   -110.0f,       88.72f, -103.97f,
+                          0x1p-6f, 10.0f,    -10.0f,  0x1p-7f, 0.0156249f,    4.0f,   -4.0f,
+                          12.5f,   -0.001f,  0.5f,    -87.3f};
   for (float base : {89.0f, -110.0f, 0x1p-6f, 10.0f, -10.0f}) {
     v.push_back(std::nextafter(base, inf));
     v.push_back(std::nextafter(base, -inf));
@@ -305,8 +304,8 @@ TEST_P(vector_path, gelu_of_the_tiles_equals_the_scalar_gelu) {
   std::vector<float> want(static_cast<size_t>(rows) * n_out), got(want.size());
   gpt2::kernels::matmul_plain(x.data(), rows, row_major(w, 1, n_out), nullptr, want.data(),
                               Epilogue::gelu);
-  gpt2::kernels::matmul(x.data(), rows, row_major(w, 1, n_out), nullptr, got.data(),
-                        Epilogue::gelu, nullptr);
+  gpt2::kernels::matmul(x.data(), rows, row_major(w, 1, n_out), nullptr, got.data(), Epilogue::gelu,
+                        nullptr);
   EXPECT_TRUE(same_bits(got, want, n_out));
 }
 
