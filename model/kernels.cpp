@@ -202,8 +202,8 @@ struct Sums {
   const float* from;  // [RT][from_ld]: the sums so far; nullptr: zeros (no bias)
   size_t from_ld;     // 0: the same row (the bias) for every row of the tile
   float* to;          // [RT][to_ld]
-  size_t to_ld;
-  bool last;  // k1 == n_in: apply the epilogue; else store the sums as they are
+  size_t to_ld;       // row stride of `to` (never 0: each row has its own outputs)
+  bool last;          // k1 == n_in: apply the epilogue; else store the sums as they are
 };
 
 // Outputs of RT rows x (NV * width<V>) columns: each lane of acc[r][i] is one output's sum
