@@ -695,10 +695,11 @@ void causal_attention(const Model& model, const float* q, const float* k, const 
   const float scale = attention_scale(hd);
   ThreadPool& pool = Access::pool(model);
   if (n_query >= 4) {
-    // Tasks: (head, block of queries) pairs.
+    // Tasks: (head, block of queries) pairs, the later blocks (more keys, more work) first,
+    // so that the threads finish together.
     const int n_blocks = (n_query + QUERY_BLOCK - 1) / QUERY_BLOCK;
     pool.run(n_blocks * n_head, [&](int task, int) {
-      const int b = task / n_head, h = task % n_head;
+      const int b = n_blocks - 1 - task / n_head, h = task % n_head;
       attention_block(c, q, k, v, first_pos, b * QUERY_BLOCK,
                       std::min(n_query, (b + 1) * QUERY_BLOCK), h, scale, out);
     });

@@ -361,7 +361,14 @@ GPT2_LANES_INLINE void exp_shifted_lanes(float* x, int n, float shift) {
     lanes::load(v, x + i);
     lanes::store(x + i, lanes::exp_lanes(v - shift));
   }
-  for (; i < n; ++i) x[i] = gpt2::exp(x[i] - shift);
+  if (i == n) return;
+  // The last few through one more vector, the unused lanes filled with the shift itself.
+  float tail[width<V>];
+  for (int l = 0; l < width<V>; ++l) tail[l] = i + l < n ? x[i + l] : shift;
+  V v;
+  lanes::load(v, tail);
+  lanes::store(tail, lanes::exp_lanes(v - shift));
+  for (int l = 0; i + l < n; ++l) x[i + l] = tail[l];
 }
 
 void exp_shifted_sse2(float* x, int n, float shift) { exp_shifted_lanes<lanes::v4f>(x, n, shift); }
@@ -591,21 +598,21 @@ float gelu(float x) {
 void matmul(const float* x, int n_rows, const Matrix& w, const float* bias, float* y,
             Epilogue epilogue, ThreadPool* pool) {
   if (n_rows <= 0 || w.n_out <= 0) return;
-  // Tasks are contiguous column ranges of whole panels (multiples of PANEL columns). Few
-  // rows (a decode step, bound by memory): one range per thread, read front to back. Many
-  // rows (bound by arithmetic): about 4 ranges per thread, of whole AVX-512 strips (2
-  // panels) where they are that wide; threads take the next range as they become free, so
-  // one thread slowed by other work on the machine does not leave the others waiting.
+  // Tasks are contiguous column ranges of whole units, near-equal (their sizes differ by
+  // one unit at most). Few rows (a decode step, bound by memory): one range per thread,
+  // read front to back, in units of a panel. Many rows (bound by arithmetic): about 4
+  // ranges per thread in units of an AVX-512 strip (2 panels); threads take the next
+  // range as they become free, so one thread slowed by other work on the machine does not
+  // leave the others waiting.
   const int n_panels = (w.n_out + PANEL - 1) / PANEL;
   const int threads = pool ? pool->size() : 1;
-  const int wanted = n_rows >= 4 && threads > 1 ? 4 * threads : threads;
-  int task_panels = (n_panels + wanted - 1) / wanted;
-  if (wanted > threads && task_panels > 1) task_panels += task_panels % 2;
-  const int per_task = task_panels * PANEL;
-  const int n_tasks = (w.n_out + per_task - 1) / per_task;
+  const bool many = n_rows >= 4 && threads > 1;
+  const int unit = many ? 2 * PANEL : PANEL;  // columns
+  const int n_units = (n_panels * PANEL + unit - 1) / unit;
+  const int n_tasks = std::min(n_units, many ? 4 * threads : threads);
   auto task = [&](int t, int) {
-    const int j0 = t * per_task;
-    const int j1 = std::min(w.n_out, j0 + per_task);
+    const int j0 = t * n_units / n_tasks * unit;
+    const int j1 = std::min(w.n_out, (t + 1) * n_units / n_tasks * unit);
     matmul_columns(x, n_rows, w, bias, j0, j1, y, epilogue);
   };
   if (pool && n_tasks > 1) {
