@@ -609,7 +609,17 @@ void matmul(const float* x, int n_rows, const Matrix& w, const float* bias, floa
   const bool many = n_rows >= 4 && threads > 1;
   const int unit = many ? 2 * PANEL : PANEL;  // columns
   const int n_units = (n_panels * PANEL + unit - 1) / unit;
-  const int n_tasks = std::min(n_units, many ? 4 * threads : threads);
+  int n_tasks = threads;
+  if (many) {  // up to 4 per thread, equal where some multiple of `threads` divides n_units
+    n_tasks = 4 * threads;
+    for (int t = 4 * threads; t > threads; t -= threads) {
+      if (n_units % t == 0) {
+        n_tasks = t;
+        break;
+      }
+    }
+  }
+  n_tasks = std::min(n_tasks, n_units);
   auto task = [&](int t, int) {
     const int j0 = t * n_units / n_tasks * unit;
     const int j1 = std::min(w.n_out, (t + 1) * n_units / n_tasks * unit);
