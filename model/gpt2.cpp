@@ -520,14 +520,18 @@ void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float
   if (n_rows == 0) return;
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
-  std::vector<float> h(n_rows * d), t(n_rows * 3 * d);
+  // Scratch kept by the calling thread (a prefill's would be MBs to allocate and zero).
+  thread_local std::vector<float> h, t;
+  h.resize(n_rows * d);      // [n_rows, d_model]
+  t.resize(n_rows * 3 * d);  // [n_rows, 3 d_model]
   kernels::layer_norm_rows(x, lw.ln1_w, lw.ln1_b, n_rows, c.d_model, h.data(), impl_->pool.get());
   kernels::matmul(h.data(), n_rows, lw.attn_w, lw.attn_b, t.data(), kernels::Epilogue::store,
                   impl_->pool.get());
   // q, k, v: t's three column blocks, rows shared over the threads (a prefill's are MBs).
+  const float* qkv_rows = t.data();  // (each thread has its own `t`: pass the pointer)
   auto split = [&](int r0, int r1) {
     for (int r = r0; r < r1; ++r) {
-      const float* src = t.data() + r * 3 * d;
+      const float* src = qkv_rows + r * 3 * d;
       std::memcpy(q + r * d, src, d * sizeof(float));
       std::memcpy(k + r * d, src + d, d * sizeof(float));
       std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
@@ -548,7 +552,9 @@ void Model::finish_block(int layer, const float* attn, int n_rows, float* x) con
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
   ThreadPool* pool = impl_->pool.get();
-  std::vector<float> h(n_rows * d), f(n_rows * 4 * d);
+  thread_local std::vector<float> h, f;  // scratch kept by the calling thread, as in qkv
+  h.resize(n_rows * d);                  // [n_rows, d_model]
+  f.resize(n_rows * 4 * d);              // [n_rows, 4 d_model]
   // x = x + (c_proj.bias + attn . c_proj.weight)
   kernels::matmul(attn, n_rows, lw.attn_proj_w, lw.attn_proj_b, x, kernels::Epilogue::add, pool);
   kernels::layer_norm_rows(x, lw.ln2_w, lw.ln2_b, n_rows, c.d_model, h.data(), pool);
