@@ -8,6 +8,8 @@
 // bytes of the same weight memory, on the same threads, timed in the same run, decode
 // steps and reads alternating. The ratio of the two speeds (per back-to-back pair, median
 // over the pairs) says how close the decode step comes to the memory limit.
+// Peak: the same idea for the prefill, against a loop of independent vector multiplies and
+// adds (bench.hpp), prefills and peak loops alternating.
 #include "bench.hpp"
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 
 #include "detail.hpp"
 #include "gpt2.hpp"
+#include "kernels.hpp"
+#include "lanes.hpp"
 #include "numerics.hpp"
 #include "threads.hpp"
 
@@ -101,6 +105,82 @@ float streaming_read(ThreadPool& pool, const float* p, size_t n) {
   return total;
 }
 
+// ---- the arithmetic peak -----------------------------------------------------------------
+
+// N chains of multiplies and N chains of adds on vectors V, `rounds` times: each round is
+// 2N vector operations, none waiting for another of the same round. f = 1 and g are passed
+// in at run time so that the compiler can neither fold nor skip them; the result depends
+// on every chain.
+template <class V, int N>
+GPT2_LANES_INLINE float mul_add_chains(long rounds, float f_in, float g_in) {
+  const V zero = {}, f = zero + f_in, g = zero + g_in;
+  V m[N], a[N];
+  for (int i = 0; i < N; ++i) {
+    m[i] = zero + (1.0f + static_cast<float>(i));
+    a[i] = zero + static_cast<float>(i);
+  }
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) m[i] = m[i] * f;
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) a[i] = a[i] + g;
+  }
+  V s = zero;
+  for (int i = 0; i < N; ++i) s = s + (m[i] + a[i]);
+  float total = 0.0f;
+  for (int l = 0; l < lanes::width<V>; ++l) total = total + s[l];
+  return total;
+}
+
+// One function per vector path, as for the matrix product (kernels.cpp); the chains fill
+// the vector registers: 16 of them (7 + 7, and f and g) without AVX-512, 32 with it (12 + 12).
+struct PeakLoop {
+  int floats_per_round;  // float operations of one round
+  float (*run)(long rounds, float f, float g);
+};
+
+float peak_sse2(long rounds, float f, float g) {
+  return mul_add_chains<lanes::v4f, 7>(rounds, f, g);
+}
+#if GPT2_X86
+__attribute__((target("avx2"))) float peak_avx2(long rounds, float f, float g) {
+  return mul_add_chains<lanes::v8f, 7>(rounds, f, g);
+}
+__attribute__((target("avx512f"))) float peak_avx512(long rounds, float f, float g) {
+  return mul_add_chains<lanes::v16f, 12>(rounds, f, g);
+}
+#endif
+
+PeakLoop peak_loop(kernels::VectorPath path) {
+  switch (path) {
+#if GPT2_X86
+    case kernels::VectorPath::avx512:
+      return {2 * 12 * 16, peak_avx512};
+    case kernels::VectorPath::avx2:
+      return {2 * 7 * 8, peak_avx2};
+#endif
+    default:
+      return {2 * 7 * 4, peak_sse2};
+  }
+}
+
+// Runs about `flop` float operations of the peak loop, shared by the pool's threads (in 8
+// tasks per thread, so that a thread that starts late does not leave another idle at the
+// end); returns GFLOP/s.
+double peak_gflops(ThreadPool& pool, double flop, volatile float& sink) {
+  const PeakLoop loop = peak_loop(kernels::vector_path());
+  const int n_tasks = 8 * pool.size();
+  const long rounds = std::max(1L, static_cast<long>(flop / n_tasks / loop.floats_per_round));
+  std::vector<float> out(n_tasks * 16, 0.0f);  // one 64-byte slot per task
+  static volatile float one = 1.0f, step = 0x1p-20f;
+  const float f = one, g = step;
+  const double t0 = now_s();
+  pool.run(n_tasks, [&](int t, int) { out[t * 16] = loop.run(rounds, f, g); });
+  const double elapsed = now_s() - t0;
+  for (int t = 0; t < n_tasks; ++t) sink = sink + out[t * 16];
+  return static_cast<double>(rounds) * loop.floats_per_round * n_tasks / elapsed * 1e-9;
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchOptions& o) {
@@ -125,27 +205,32 @@ BenchResult run_bench(const BenchOptions& o) {
   cache.v = cache.k;
   std::vector<float> logits(c.vocab);
 
-  // Prefill.
-  std::vector<double> times;
+  // Prefill, alternating with the peak loop (as many float operations as one prefill).
+  const double d = c.d_model, L = c.n_layer, ctx = n;
+  const double flop = L * (24.0 * ctx * d * d + 2.0 * d * ctx * (ctx + 1)) + 2.0 * d * c.vocab;
+  ThreadPool& pool = detail::Access::pool(m);
+  volatile float sink = 0.0f;
+  r.vector_path = kernels::vector_path_name(kernels::vector_path());
+  std::vector<double> times, peaks, peak_ratios;
   prefill(m, tokens, n, cache, logits);  // warm-up
   for (int rep = 0; rep < o.prefill_reps; ++rep) {
     t0 = now_s();
     prefill(m, tokens, n, cache, logits);
     times.push_back(now_s() - t0);
+    peaks.push_back(peak_gflops(pool, flop, sink));
+    peak_ratios.push_back(flop * 1e-9 / times.back() / peaks.back());
   }
   r.prefill_s = best(times);
-  const double d = c.d_model, L = c.n_layer, ctx = n;
-  const double flop = L * (24.0 * ctx * d * d + 2.0 * d * ctx * (ctx + 1)) + 2.0 * d * c.vocab;
   r.prefill_gflop = flop * 1e-9;
   r.prefill_tok_s = n / r.prefill_s;
   r.prefill_gflops = r.prefill_gflop / r.prefill_s;
+  r.prefill_peak_gflops = *std::max_element(peaks.begin(), peaks.end());
+  r.prefill_peak_ratio = median(peak_ratios);
 
   // Decode, alternating with the streaming read of the same bytes.
   r.decode_weight_bytes = m.decode_weight_bytes();
   const std::span<const float> weights = detail::Access::owned_weights(m);
   const size_t n_read = std::min(weights.size(), static_cast<size_t>(r.decode_weight_bytes / 4));
-  ThreadPool& pool = detail::Access::pool(m);
-  volatile float sink = 0.0f;
   decode_step(m, tokens[n], n, cache, logits);  // warm-up
   sink = sink + streaming_read(pool, weights.data(), n_read);
   std::vector<double> decode_times, read_times;
@@ -179,15 +264,19 @@ std::string bench_json(const BenchResult& r) {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "{\"decode_tok_s\": %.2f, \"read_gb_s\": %.2f, \"decode_roofline_ratio\": %.3f, "
-                "\"prefill_tok_s\": %.1f, \"prefill_gflops\": %.2f, \"threads\": %d, "
+                "\"prefill_tok_s\": %.1f, \"prefill_gflops\": %.2f, "
+                "\"prefill_peak_gflops\": %.2f, \"prefill_peak_ratio\": %.3f, "
+                "\"vector_path\": \"%s\", \"threads\": %d, "
                 "\"context\": %d, \"decode_ms\": %.3f, \"decode_ms_median\": %.3f, "
                 "\"decode_gb_s\": %.2f, "
                 "\"decode_weight_bytes\": %llu, \"prefill_ms\": %.1f, \"prefill_gflop\": %.3f, "
                 "\"synthetic_s\": %.3f}",
                 r.decode_tok_s, r.read_gb_s, r.decode_roofline_ratio, r.prefill_tok_s,
-                r.prefill_gflops, r.threads, r.context, r.decode_s * 1e3, r.decode_s_median * 1e3,
-                r.decode_gb_s, static_cast<unsigned long long>(r.decode_weight_bytes),
-                r.prefill_s * 1e3, r.prefill_gflop, r.synthetic_s);
+                r.prefill_gflops, r.prefill_peak_gflops, r.prefill_peak_ratio,
+                r.vector_path.c_str(), r.threads, r.context, r.decode_s * 1e3,
+                r.decode_s_median * 1e3, r.decode_gb_s,
+                static_cast<unsigned long long>(r.decode_weight_bytes), r.prefill_s * 1e3,
+                r.prefill_gflop, r.synthetic_s);
   return buf;
 }
 

@@ -24,7 +24,9 @@ struct Access {
 // against the keys and values of positions 0 .. first_pos+n_query-1, per head, with
 // exactly the arithmetic of the ops.hpp helpers (dot * scale, softmax, weighted_sum), so
 // the bits equal those of the hand-written loop in ops.hpp. Work is split over
-// (head, query) pairs on the model's threads.
+// (head, query) pairs on the model's threads; with 4 queries or more, over (head, block
+// of 64 queries) pairs, a block's scores computed as one matrix product (kernels::matmul,
+// each score still gpt2::dot's sum).
 //   q:   [n_query, d_model]
 //   k,v: [first_pos + n_query, d_model]
 //   out: [n_query, d_model]

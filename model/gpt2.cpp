@@ -569,16 +569,28 @@ void Model::qkv(int layer, const float* x, int n_rows, float* q, float* k, float
   impl_->work->add_qkv(layer, n_rows);
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
-  std::vector<float> h(n_rows * d), t(n_rows * 3 * d);
+  // Scratch kept by the calling thread (a prefill's would be MBs to allocate and zero).
+  thread_local std::vector<float> h, t;
+  h.resize(n_rows * d);      // [n_rows, d_model]
+  t.resize(n_rows * 3 * d);  // [n_rows, 3 d_model]
   kernels::layer_norm_rows(x, lw.ln1_w, lw.ln1_b, n_rows, c.d_model, h.data(), impl_->pool.get());
   kernels::matmul(h.data(), n_rows, lw.attn_w, lw.attn_b, t.data(), kernels::Epilogue::store,
                   impl_->pool.get());
-  for (int r = 0; r < n_rows; ++r) {
-    const float* src = t.data() + r * 3 * d;
-    std::memcpy(q + r * d, src, d * sizeof(float));
-    std::memcpy(k + r * d, src + d, d * sizeof(float));
-    std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
-  }
+  // q, k, v: t's three column blocks, rows shared over the threads (a prefill's are MBs).
+  const float* qkv_rows = t.data();  // (each thread has its own `t`: pass the pointer)
+  auto split = [&](int r0, int r1) {
+    for (int r = r0; r < r1; ++r) {
+      const float* src = qkv_rows + r * 3 * d;
+      std::memcpy(q + r * d, src, d * sizeof(float));
+      std::memcpy(k + r * d, src + d, d * sizeof(float));
+      std::memcpy(v + r * d, src + 2 * d, d * sizeof(float));
+    }
+  };
+  const int n_tasks = std::min(impl_->pool->size(), n_rows / 16);
+  if (n_tasks <= 1) return split(0, n_rows);
+  const int per = (n_rows + n_tasks - 1) / n_tasks;
+  impl_->pool->run(n_tasks,
+                   [&](int task, int) { split(task * per, std::min(n_rows, (task + 1) * per)); });
 }
 
 void Model::finish_block(int layer, const float* attn, int n_rows, float* x) const {
@@ -590,7 +602,9 @@ void Model::finish_block(int layer, const float* attn, int n_rows, float* x) con
   const auto& lw = impl_->w.layers[layer];
   const size_t d = impl_->d();
   ThreadPool* pool = impl_->pool.get();
-  std::vector<float> h(n_rows * d), f(n_rows * 4 * d);
+  thread_local std::vector<float> h, f;  // scratch kept by the calling thread, as in qkv
+  h.resize(n_rows * d);                  // [n_rows, d_model]
+  f.resize(n_rows * 4 * d);              // [n_rows, 4 d_model]
   // x = x + (c_proj.bias + attn . c_proj.weight)
   kernels::matmul(attn, n_rows, lw.attn_proj_w, lw.attn_proj_b, x, kernels::Epilogue::add, pool);
   kernels::layer_norm_rows(x, lw.ln2_w, lw.ln2_b, n_rows, c.d_model, h.data(), pool);
@@ -687,6 +701,46 @@ void attention_scores(const float* q, const float* k, int n, int stride, int dim
   for (; j < n; ++j) scores[j] = dot(q, k + static_cast<size_t>(j) * stride, dim) * scale;
 }
 
+namespace {
+
+// Queries of one task of the many-query attention.
+constexpr int QUERY_BLOCK = 64;
+
+// Head h, queries i0 .. i1-1 (positions first_pos + i): the scores of a block of queries
+// are one matrix product (each score a dot product in gpt2::dot's order, then times the
+// scale), then a softmax and a weighted sum per query, over its own keys only.
+void attention_block(const Config& c, const float* q, const float* k, const float* v, int first_pos,
+                     int i0, int i1, int h, float scale, float* out) {
+  const int d = c.d_model, hd = c.head_dim;
+  const int n_q = i1 - i0, n_keys = first_pos + i1;
+  thread_local std::vector<float> qh, kt, scores;
+  qh.resize(static_cast<size_t>(n_q) * hd);          // [n_q, hd]
+  kt.resize(kernels::panel_floats(hd, n_keys));      // [hd, n_keys], panel layout
+  scores.resize(static_cast<size_t>(n_q) * n_keys);  // [n_q, n_keys]
+  for (int r = 0; r < n_q; ++r) {
+    std::memcpy(qh.data() + static_cast<size_t>(r) * hd,
+                q + static_cast<size_t>(i0 + r) * d + h * hd, hd * sizeof(float));
+  }
+  for (int j = 0; j < n_keys; ++j) {  // kt[t][j] = k[j][h * hd + t]
+    const float* kj = k + static_cast<size_t>(j) * d + h * hd;
+    float* column = kt.data() + kernels::panel_index(hd, 0, j);
+    for (int t = 0; t < hd; ++t) column[static_cast<size_t>(t) * kernels::PANEL] = kj[t];
+  }
+  // scores[r][j] = 0 + q[0] * k[j][0] + q[1] * k[j][1] + ...: gpt2::dot, for every key
+  // of the block; a query uses the keys up to its own position.
+  const kernels::Matrix keys{kt.data(), hd, n_keys, true};
+  kernels::matmul(qh.data(), n_q, keys, nullptr, scores.data(), kernels::Epilogue::store, nullptr);
+  for (int r = 0; r < n_q; ++r) {
+    const int i = i0 + r, n = first_pos + i + 1;
+    float* s = scores.data() + static_cast<size_t>(r) * n_keys;
+    for (int j = 0; j < n; ++j) s[j] = s[j] * scale;
+    softmax(s, n);
+    weighted_sum(s, v + h * hd, n, d, hd, out + static_cast<size_t>(i) * d + h * hd);
+  }
+}
+
+}  // namespace
+
 void causal_attention(const Model& model, const float* q, const float* k, const float* v,
                       int first_pos, int n_query, float* out) {
   const Config& c = model.config();
@@ -697,7 +751,20 @@ void causal_attention(const Model& model, const float* q, const float* k, const 
   }
   const int d = c.d_model, hd = c.head_dim, n_head = c.n_head;
   const float scale = attention_scale(hd);
-  Access::pool(model).run(n_query * n_head, [&](int task, int) {
+  ThreadPool& pool = Access::pool(model);
+  if (n_query >= 4) {
+    // Tasks: (head, block of queries) pairs, the later blocks (more keys, more work) first,
+    // so that the threads finish together.
+    const int n_blocks = (n_query + QUERY_BLOCK - 1) / QUERY_BLOCK;
+    pool.run(n_blocks * n_head, [&](int task, int) {
+      const int b = n_blocks - 1 - task / n_head, h = task % n_head;
+      attention_block(c, q, k, v, first_pos, b * QUERY_BLOCK,
+                      std::min(n_query, (b + 1) * QUERY_BLOCK), h, scale, out);
+    });
+    return;
+  }
+  // A few queries (a decode step): tasks are (query, head) pairs.
+  pool.run(n_query * n_head, [&](int task, int) {
     const int i = task / n_head, h = task % n_head;
     const int n = first_pos + i + 1;  // keys 0 .. first_pos + i
     thread_local std::vector<float> scores;

@@ -5,17 +5,26 @@
 //     panels front to back, the running sums of 32 columns in registers;
 //   - few rows, row-major weights (mapped safetensors): stream through w row by row, the
 //     running sums of a chunk of columns in an L1-resident buffer, rows prefetched ahead;
-//   - many rows (prefill, forward): copy a block of w's columns into contiguous 8-column
-//     strips and run a register-blocked kernel (6 rows x 8 columns of running sums).
+//   - many rows (prefill, forward): register tiles of 6 rows x (2 or 4 vectors) of
+//     running sums, over a strip of columns read in place (panels) or copied (row-major),
+//     k in blocks of at most 1024 (the sums stored and reloaded exactly between blocks),
+//     in one of three vector paths chosen for the CPU at run time: SSE2 (6 x 8 sums),
+//     AVX2 (6 x 16), AVX-512 (6 x 64). Each path's function is compiled for its
+//     instruction set by a target attribute; separate multiplies and adds, never FMA
+//     (-ffp-contract=off holds inside them too).
 // All add the products x[r][k] * w[k][j] to each output's sum for k = 0, 1, 2, ... in
-// order; vectors only ever hold sums of different outputs side by side.
+// order; vectors only ever hold sums of different outputs side by side, so every path
+// and every vector width gives the same bits.
 #include "kernels.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
+#include "gpt2.hpp"
+#include "lanes.hpp"
 #include "numerics.hpp"
 #include "ops.hpp"
 #include "threads.hpp"
@@ -39,20 +48,6 @@ inline void apply(float* y, float s, Epilogue epilogue) {
       break;
     case Epilogue::add:
       *y = *y + s;
-      break;
-  }
-}
-
-inline void apply4(float* y, v4f s, Epilogue epilogue) {
-  switch (epilogue) {
-    case Epilogue::store:
-      store4(y, s);
-      break;
-    case Epilogue::gelu:
-      for (int i = 0; i < 4; ++i) y[i] = gelu(s[i]);
-      break;
-    case Epilogue::add:
-      store4(y, load4(y) + s);
       break;
   }
 }
@@ -172,108 +167,314 @@ void stream_panels(const float* x, const Matrix& w, const float* bias, int p0, i
   }
 }
 
-// ---- many rows: packed column strips and a register-blocked kernel -------------------
+// ---- many rows: register tiles of running sums, one instruction set per path -----------
 
-// 6 x 8 running sums: 12 of the 16 SSE registers, the rest for the weights and x.
-constexpr int TILE_ROWS = 6;            // rows of running sums in registers
-constexpr int TILE_VECS = 2;            // 4-float vectors of columns in registers
-constexpr int STRIP = 4 * TILE_VECS;    // columns of one packed strip
-constexpr int PACK_BYTES = 256 * 1024;  // one block of packed strips, sized for L2
+using lanes::width;
 
-// Running sums of RT rows x STRIP columns in registers; strip is [n_in][STRIP], contiguous.
-template <int RT>
-void tile_kernel(const float* x, int n_in, const float* strip, const float* bias, float* y,
-                 int n_out, Epilogue epilogue) {
-  v4f acc[RT][TILE_VECS];
-#pragma GCC unroll 4
-  for (int i = 0; i < TILE_VECS; ++i) {
-    const v4f b = bias ? load4(bias + 4 * i) : splat4(0.0f);
-#pragma GCC unroll 8
-    for (int r = 0; r < RT; ++r) acc[r][i] = b;
+// Rows of running sums in registers: 6 rows x NV vectors, NV = 2 with 4-float (SSE2: 12 of
+// 16 registers) and 8-float vectors (AVX2: 12 of 16), NV = 4 with 16-float vectors
+// (AVX-512: 24 of 32). The other registers hold the weights of the current k and a product.
+constexpr int TILE_ROWS = 6;
+
+// The columns of one tile: vector i (width<V> columns) has its row k at col[i] + k * ldw.
+template <int NV>
+struct Strip {
+  const float* col[NV];
+  size_t ldw;
+};
+
+// What to do with a vector of finished sums (see Epilogue), lane by lane.
+template <class V>
+GPT2_LANES_INLINE void finish(float* y, V s, Epilogue epilogue) {
+  V out = s;
+  if (epilogue == Epilogue::gelu) out = lanes::gelu_lanes(s);
+  if (epilogue == Epilogue::add) {
+    lanes::load(out, y);
+    out = out + s;
   }
-  const float* xr[RT];
-  for (int r = 0; r < RT; ++r) xr[r] = x + static_cast<size_t>(r) * n_in;
-  for (int k = 0; k < n_in; ++k) {
-    v4f wv[TILE_VECS];
+  lanes::store(y, out);
+}
+
+// Where a tile's running sums start and where they go. The sums of one pass over k0 .. k1-1
+// continue those of the pass before (stored as floats and loaded back, so exactly the same
+// values), which lets a long k range be cut into blocks whose weights stay in cache.
+struct Sums {
+  const float* from;  // [RT][from_ld]: the sums so far; nullptr: zeros (no bias)
+  size_t from_ld;     // 0: the same row (the bias) for every row of the tile
+  float* to;          // [RT][to_ld]
+  size_t to_ld;       // row stride of `to` (never 0: each row has its own outputs)
+  bool last;          // k1 == n_in: apply the epilogue; else store the sums as they are
+};
+
+// Outputs of RT rows x (NV * width<V>) columns: each lane of acc[r][i] is one output's sum
+//   s = bias[j]; for k = 0 .. n_in-1: s = s + x[r][k] * w[k][j]
+// here the part k0 .. k1-1 of it. x: [RT, n_in]; w's column j is the tile's first.
+template <class V, int RT, int NV>
+GPT2_LANES_INLINE void tile(const float* x, int n_in, int k0, int k1, const Strip<NV>& w,
+                            const Sums& sums, Epilogue epilogue) {
+  constexpr int L = width<V>;
+  V acc[RT][NV];
+  for (int r = 0; r < RT; ++r) {
+    for (int i = 0; i < NV; ++i) {
+      acc[r][i] = V{};
+      if (sums.from) lanes::load(acc[r][i], sums.from + r * sums.from_ld + L * i);
+    }
+  }
+  for (int k = k0; k < k1; ++k) {
+    V wv[NV];
 #pragma GCC unroll 4
-    for (int i = 0; i < TILE_VECS; ++i)
-      wv[i] = load4(strip + STRIP * static_cast<size_t>(k) + 4 * i);
-#pragma GCC unroll 8
+    for (int i = 0; i < NV; ++i) lanes::load(wv[i], w.col[i] + k * w.ldw);
+#pragma GCC unroll 6
     for (int r = 0; r < RT; ++r) {
-      const v4f xv = splat4(xr[r][k]);
+      const float xs = x[static_cast<size_t>(r) * n_in + k];
 #pragma GCC unroll 4
-      for (int i = 0; i < TILE_VECS; ++i) acc[r][i] = acc[r][i] + xv * wv[i];
+      for (int i = 0; i < NV; ++i) acc[r][i] = acc[r][i] + xs * wv[i];
     }
   }
   for (int r = 0; r < RT; ++r) {
-    for (int i = 0; i < TILE_VECS; ++i) {
-      apply4(y + static_cast<size_t>(r) * n_out + 4 * i, acc[r][i], epilogue);
+    for (int i = 0; i < NV; ++i) {
+      float* to = sums.to + r * sums.to_ld + L * i;
+      if (sums.last) {
+        finish(to, acc[r][i], epilogue);
+      } else {
+        lanes::store(to, acc[r][i]);
+      }
     }
   }
 }
 
-template <int RT = TILE_ROWS>
-void tile_dispatch(int rows, const float* x, int n_in, const float* strip, const float* bias,
-                   float* y, int n_out, Epilogue epilogue) {
+// A tile of `rows` rows (1 .. TILE_ROWS).
+template <class V, int NV, int RT = TILE_ROWS>
+GPT2_LANES_INLINE void tile_rows(int rows, const float* x, int n_in, int k0, int k1,
+                                 const Strip<NV>& w, const Sums& sums, Epilogue epilogue) {
   if constexpr (RT > 1) {
-    if (rows < RT) return tile_dispatch<RT - 1>(rows, x, n_in, strip, bias, y, n_out, epilogue);
+    if (rows < RT) return tile_rows<V, NV, RT - 1>(rows, x, n_in, k0, k1, w, sums, epilogue);
   }
-  tile_kernel<RT>(x, n_in, strip, bias, y, n_out, epilogue);
+  tile<V, RT, NV>(x, n_in, k0, k1, w, sums, epilogue);
 }
 
-// Columns j .. j+3 of row k, contiguous in both layouts (j a multiple of 4).
-inline const float* cols4(const Matrix& w, int k, int j) {
-  return w.panels ? w.data + panel_index(w.n_in, k, j)
-                  : w.data + static_cast<size_t>(k) * w.n_out + j;
+// Columns j .. j + NV*width<V> - 1 of w. Panel weights are read where they are (a vector
+// never crosses a panel); row-major ones are copied into `pack` as [n_in][NV*width<V>].
+template <class V, int NV>
+GPT2_LANES_INLINE Strip<NV> strip_at(const Matrix& w, int j, std::vector<float>& pack) {
+  constexpr int L = width<V>, SW = NV * L;
+  Strip<NV> s;
+  if (w.panels) {
+    for (int i = 0; i < NV; ++i) s.col[i] = w.data + panel_index(w.n_in, 0, j + L * i);
+    s.ldw = PANEL;
+    return s;
+  }
+  if (pack.size() < static_cast<size_t>(w.n_in) * SW) pack.resize(static_cast<size_t>(w.n_in) * SW);
+  for (int k = 0; k < w.n_in; ++k) {
+    const float* src = w.data + static_cast<size_t>(k) * w.n_out + j;
+    float* dst = pack.data() + static_cast<size_t>(k) * SW;
+    for (int i = 0; i < NV; ++i) {
+      V v;
+      lanes::load(v, src + L * i);
+      lanes::store(dst + L * i, v);
+    }
+  }
+  for (int i = 0; i < NV; ++i) s.col[i] = pack.data() + L * i;
+  s.ldw = SW;
+  return s;
 }
 
-void packed_columns(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
-                    float* y, Epilogue epilogue) {
+// Longest k range one pass of the tiles covers: a strip of 64 columns then takes 256 KiB,
+// which stays in a 1 MiB L2 cache while the row tiles pass over it.
+constexpr int K_BLOCK = 1024;
+
+// Columns [j0, j1) of y for all n_rows rows: strips of NV vectors (each strip's weights,
+// a k block at a time, stay in cache while every row tile passes over them), then the
+// rest with narrower strips, then one output at a time.
+template <class V, int NV>
+GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w, const float* bias,
+                                     int j0, int j1, float* y, Epilogue epilogue) {
+  constexpr int SW = NV * width<V>;
   const int n_in = w.n_in, n_out = w.n_out;
-  thread_local std::vector<float> packed;
-  // [j0, js) in strips of STRIP columns, [js, j1) one output at a time.
-  const int js = j0 + (j1 - j0) / STRIP * STRIP;
-  const int block_cols = std::max(
-      STRIP, static_cast<int>(PACK_BYTES / sizeof(float)) / std::max(1, n_in) / STRIP * STRIP);
-  if (packed.size() < static_cast<size_t>(block_cols) * n_in) {
-    packed.resize(static_cast<size_t>(block_cols) * n_in);
+  const int js = j0 + (j1 - j0) / SW * SW;
+  const int n_blocks = (n_in + K_BLOCK - 1) / K_BLOCK;
+  const int k_block = (n_in + n_blocks - 1) / n_blocks;
+  thread_local std::vector<float> pack;     // [n_in][SW] for row-major weights
+  thread_local std::vector<float> partial;  // [n_rows][SW]: sums between k blocks
+  if (n_blocks > 1 && partial.size() < static_cast<size_t>(n_rows) * SW) {
+    partial.resize(static_cast<size_t>(n_rows) * SW);
   }
-  for (int jb = j0; jb < js; jb += block_cols) {
-    const int nc = std::min(block_cols, js - jb);
-    // packed[p][k][0 .. STRIP-1] = W[k][jb + STRIP*p .. jb + STRIP*p + STRIP-1]
-    for (int p = 0; p < nc / STRIP; ++p) {
-      float* dst = packed.data() + static_cast<size_t>(p) * n_in * STRIP;
-      for (int k = 0; k < n_in; ++k) {
-        for (int i = 0; i < TILE_VECS; ++i) {
-          store4(dst + STRIP * static_cast<size_t>(k) + 4 * i,
-                 load4(cols4(w, k, jb + STRIP * p + 4 * i)));
+  for (int j = j0; j < js; j += SW) {
+    const Strip<NV> strip = strip_at<V, NV>(w, j, pack);
+    for (int k0 = 0; k0 < n_in; k0 += k_block) {
+      const int k1 = std::min(n_in, k0 + k_block);
+      for (int r0 = 0; r0 < n_rows; r0 += TILE_ROWS) {
+        float* part = partial.data() + static_cast<size_t>(r0) * SW;
+        Sums sums{part, SW, part, SW, k1 == n_in};
+        if (k0 == 0) {
+          sums.from = bias ? bias + j : nullptr;
+          sums.from_ld = 0;
         }
-      }
-    }
-    for (int r0 = 0; r0 < n_rows; r0 += TILE_ROWS) {
-      const int rows = std::min(TILE_ROWS, n_rows - r0);
-      for (int p = 0; p < nc / STRIP; ++p) {
-        const int j = jb + STRIP * p;
-        tile_dispatch(rows, x + static_cast<size_t>(r0) * n_in, n_in,
-                      packed.data() + static_cast<size_t>(p) * n_in * STRIP,
-                      bias ? bias + j : nullptr, y + static_cast<size_t>(r0) * n_out + j, n_out,
-                      epilogue);
+        if (k1 == n_in) {
+          sums.to = y + static_cast<size_t>(r0) * n_out + j;
+          sums.to_ld = n_out;
+        }
+        tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in, n_in,
+                         k0, k1, strip, sums, epilogue);
       }
     }
   }
-  for (int r = 0; r < n_rows; ++r) {
-    const float* xr = x + static_cast<size_t>(r) * n_in;
-    for (int j = js; j < j1; ++j) {
-      apply(y + static_cast<size_t>(r) * n_out + j, one_sum(xr, w, bias, j), epilogue);
+  if constexpr (NV > 1) {
+    tiled_columns<V, NV / 2>(x, n_rows, w, bias, js, j1, y, epilogue);
+  } else {
+    for (int r = 0; r < n_rows; ++r) {
+      const float* xr = x + static_cast<size_t>(r) * n_in;
+      for (int j = js; j < j1; ++j) {
+        apply(y + static_cast<size_t>(r) * n_out + j, one_sum(xr, w, bias, j), epilogue);
+      }
     }
+  }
+}
+
+// One function per vector path, compiled for its instruction set.
+void many_rows_sse2(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
+                    float* y, Epilogue epilogue) {
+  tiled_columns<lanes::v4f, 2>(x, n_rows, w, bias, j0, j1, y, epilogue);
+}
+
+#if GPT2_X86
+__attribute__((target("avx2"))) void many_rows_avx2(const float* x, int n_rows, const Matrix& w,
+                                                    const float* bias, int j0, int j1, float* y,
+                                                    Epilogue epilogue) {
+  tiled_columns<lanes::v8f, 2>(x, n_rows, w, bias, j0, j1, y, epilogue);
+}
+
+__attribute__((target("avx512f"))) void many_rows_avx512(const float* x, int n_rows,
+                                                         const Matrix& w, const float* bias, int j0,
+                                                         int j1, float* y, Epilogue epilogue) {
+  tiled_columns<lanes::v16f, 4>(x, n_rows, w, bias, j0, j1, y, epilogue);
+}
+#endif
+
+// ---- exp_shifted ----------------------------------------------------------------------
+
+template <class V>
+GPT2_LANES_INLINE void exp_shifted_lanes(float* x, int n, float shift) {
+  int i = 0;
+  for (; i + width<V> <= n; i += width<V>) {
+    V v;
+    lanes::load(v, x + i);
+    lanes::store(x + i, lanes::exp_lanes(v - shift));
+  }
+  if (i == n) return;
+  // The last few through one more vector, the unused lanes filled with the shift itself.
+  float tail[width<V>];
+  for (int l = 0; l < width<V>; ++l) tail[l] = i + l < n ? x[i + l] : shift;
+  V v;
+  lanes::load(v, tail);
+  lanes::store(tail, lanes::exp_lanes(v - shift));
+  for (int l = 0; i + l < n; ++l) x[i + l] = tail[l];
+}
+
+void exp_shifted_sse2(float* x, int n, float shift) { exp_shifted_lanes<lanes::v4f>(x, n, shift); }
+
+#if GPT2_X86
+__attribute__((target("avx2"))) void exp_shifted_avx2(float* x, int n, float shift) {
+  exp_shifted_lanes<lanes::v8f>(x, n, shift);
+}
+
+__attribute__((target("avx512f"))) void exp_shifted_avx512(float* x, int n, float shift) {
+  exp_shifted_lanes<lanes::v16f>(x, n, shift);
+}
+#endif
+
+// ---- weighted_sum ----------------------------------------------------------------------
+
+// NV vectors of outputs, their sums in registers while j runs over the rows.
+template <class V, int NV>
+GPT2_LANES_INLINE void weighted_block(const float* p, const float* rows, int n, int stride,
+                                      float* out) {
+  constexpr int L = width<V>;
+  V acc[NV];
+  for (int i = 0; i < NV; ++i) acc[i] = V{};
+  for (int j = 0; j < n; ++j) {
+    const float* row = rows + static_cast<size_t>(j) * stride;
+    if (j + 8 < n) {  // rows of a KV cache are short and far apart: fetch ahead
+      for (int i = 0; i < NV * L; i += 16) __builtin_prefetch(row + 8L * stride + i, 0, 3);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < NV; ++i) {
+      V r;
+      lanes::load(r, row + L * i);
+      acc[i] = acc[i] + p[j] * r;
+    }
+  }
+  for (int i = 0; i < NV; ++i) lanes::store(out + L * i, acc[i]);
+}
+
+// Blocks of 4 vectors of outputs, then single vectors, then one output at a time.
+template <class V>
+GPT2_LANES_INLINE void weighted_sum_lanes(const float* p, const float* rows, int n, int stride,
+                                          int dim, float* out) {
+  constexpr int L = width<V>;
+  int d = 0;
+  for (; d + 4 * L <= dim; d += 4 * L) weighted_block<V, 4>(p, rows + d, n, stride, out + d);
+  for (; d + L <= dim; d += L) weighted_block<V, 1>(p, rows + d, n, stride, out + d);
+  for (; d < dim; ++d) {
+    float s = 0.0f;
+    for (int j = 0; j < n; ++j) s = s + p[j] * rows[static_cast<size_t>(j) * stride + d];
+    out[d] = s;
+  }
+}
+
+void weighted_sum_sse2(const float* p, const float* rows, int n, int stride, int dim, float* out) {
+  weighted_sum_lanes<lanes::v4f>(p, rows, n, stride, dim, out);
+}
+
+#if GPT2_X86
+__attribute__((target("avx2"))) void weighted_sum_avx2(const float* p, const float* rows, int n,
+                                                       int stride, int dim, float* out) {
+  weighted_sum_lanes<lanes::v8f>(p, rows, n, stride, dim, out);
+}
+
+__attribute__((target("avx512f"))) void weighted_sum_avx512(const float* p, const float* rows,
+                                                            int n, int stride, int dim,
+                                                            float* out) {
+  weighted_sum_lanes<lanes::v16f>(p, rows, n, stride, dim, out);
+}
+#endif
+
+// ---- choosing the path ------------------------------------------------------------------
+
+VectorPath widest_path() {
+#if GPT2_X86
+  __builtin_cpu_init();  // harmless if done already; needed if called during static init
+  if (__builtin_cpu_supports("avx512f")) return VectorPath::avx512;
+  if (__builtin_cpu_supports("avx2")) return VectorPath::avx2;
+#endif
+  return VectorPath::sse2;
+}
+
+// The path in use: the widest one, until set_vector_path changes it.
+std::atomic<VectorPath>& active_path() {
+  static std::atomic<VectorPath> path{widest_path()};
+  return path;
+}
+
+void many_rows(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
+               float* y, Epilogue epilogue) {
+  switch (active_path().load(std::memory_order_relaxed)) {
+#if GPT2_X86
+    case VectorPath::avx512:
+      return many_rows_avx512(x, n_rows, w, bias, j0, j1, y, epilogue);
+    case VectorPath::avx2:
+      return many_rows_avx2(x, n_rows, w, bias, j0, j1, y, epilogue);
+#endif
+    default:
+      return many_rows_sse2(x, n_rows, w, bias, j0, j1, y, epilogue);
   }
 }
 
 // Columns [j0, j1) of y (j0 a multiple of PANEL).
 void matmul_columns(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
                     float* y, Epilogue epilogue) {
-  // Up to 3 rows at a time through a streaming kernel; 4 or more through the packed one.
-  if (n_rows >= 4) return packed_columns(x, n_rows, w, bias, j0, j1, y, epilogue);
+  // Up to 3 rows at a time through a streaming kernel; 4 or more through register tiles.
+  if (n_rows >= 4) return many_rows(x, n_rows, w, bias, j0, j1, y, epilogue);
   if (w.panels) {
     const int p0 = j0 / PANEL, p1 = (j1 + PANEL - 1) / PANEL;
     switch (n_rows) {
@@ -300,6 +501,69 @@ void matmul_columns(const float* x, int n_rows, const Matrix& w, const float* bi
 }
 
 }  // namespace
+
+void exp_shifted(float* x, int n, float shift) {
+  switch (active_path().load(std::memory_order_relaxed)) {
+#if GPT2_X86
+    case VectorPath::avx512:
+      return exp_shifted_avx512(x, n, shift);
+    case VectorPath::avx2:
+      return exp_shifted_avx2(x, n, shift);
+#endif
+    default:
+      return exp_shifted_sse2(x, n, shift);
+  }
+}
+
+void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
+  switch (active_path().load(std::memory_order_relaxed)) {
+#if GPT2_X86
+    case VectorPath::avx512:
+      return weighted_sum_avx512(p, rows, n, stride, dim, out);
+    case VectorPath::avx2:
+      return weighted_sum_avx2(p, rows, n, stride, dim, out);
+#endif
+    default:
+      return weighted_sum_sse2(p, rows, n, stride, dim, out);
+  }
+}
+
+bool cpu_has(VectorPath path) {
+#if GPT2_X86
+  __builtin_cpu_init();
+  switch (path) {
+    case VectorPath::avx512:
+      return __builtin_cpu_supports("avx512f");
+    case VectorPath::avx2:
+      return __builtin_cpu_supports("avx2");
+    case VectorPath::sse2:
+      return true;
+  }
+#endif
+  return path == VectorPath::sse2;
+}
+
+VectorPath vector_path() { return active_path().load(std::memory_order_relaxed); }
+
+void set_vector_path(VectorPath path) {
+  if (!cpu_has(path)) {
+    throw ModelError(std::string("this CPU cannot run the ") + vector_path_name(path) +
+                     " vector path");
+  }
+  active_path().store(path, std::memory_order_relaxed);
+}
+
+const char* vector_path_name(VectorPath path) {
+  switch (path) {
+    case VectorPath::avx512:
+      return "avx512";
+    case VectorPath::avx2:
+      return "avx2";
+    case VectorPath::sse2:
+      return "sse2";
+  }
+  return "?";
+}
 
 float Matrix::at(int k, int j) const {
   return panels ? data[panel_index(n_in, k, j)] : data[static_cast<size_t>(k) * n_out + j];
@@ -334,14 +598,31 @@ float gelu(float x) {
 void matmul(const float* x, int n_rows, const Matrix& w, const float* bias, float* y,
             Epilogue epilogue, ThreadPool* pool) {
   if (n_rows <= 0 || w.n_out <= 0) return;
-  // Threads take contiguous column ranges, whole panels (multiples of PANEL columns).
+  // Tasks are contiguous column ranges of whole units, near-equal (their sizes differ by
+  // one unit at most). Few rows (a decode step, bound by memory): one range per thread,
+  // read front to back, in units of a panel. Many rows (bound by arithmetic): about 4
+  // ranges per thread in units of an AVX-512 strip (2 panels); threads take the next
+  // range as they become free, so one thread slowed by other work on the machine does not
+  // leave the others waiting.
   const int n_panels = (w.n_out + PANEL - 1) / PANEL;
-  const int max_tasks = pool ? pool->size() : 1;
-  const int per_task = (n_panels + max_tasks - 1) / max_tasks * PANEL;
-  const int n_tasks = (w.n_out + per_task - 1) / per_task;
+  const int threads = pool ? pool->size() : 1;
+  const bool many = n_rows >= 4 && threads > 1;
+  const int unit = many ? 2 * PANEL : PANEL;  // columns
+  const int n_units = (n_panels * PANEL + unit - 1) / unit;
+  int n_tasks = threads;
+  if (many) {  // up to 4 per thread, equal where some multiple of `threads` divides n_units
+    n_tasks = 4 * threads;
+    for (int t = 4 * threads; t > threads; t -= threads) {
+      if (n_units % t == 0) {
+        n_tasks = t;
+        break;
+      }
+    }
+  }
+  n_tasks = std::min(n_tasks, n_units);
   auto task = [&](int t, int) {
-    const int j0 = t * per_task;
-    const int j1 = std::min(w.n_out, j0 + per_task);
+    const int j0 = t * n_units / n_tasks * unit;
+    const int j1 = std::min(w.n_out, (t + 1) * n_units / n_tasks * unit);
     matmul_columns(x, n_rows, w, bias, j0, j1, y, epilogue);
   };
   if (pool && n_tasks > 1) {
@@ -376,10 +657,45 @@ void layer_norm(const float* x, const float* weight, const float* bias, int n, f
   for (int i = 0; i < n; ++i) y[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i];
 }
 
+namespace {
+
+// layer_norm of R rows side by side: each row's sums are layer_norm's loops, in the same
+// order; only the R rows' independent additions overlap (one sum is a chain of dependent
+// additions, slow alone).   x, y: [R, n]
+template <int R>
+void layer_norm_group(const float* x, const float* weight, const float* bias, int n, float* y) {
+  const float n_f = static_cast<float>(n);
+  float sum[R] = {}, sq[R] = {}, mean[R], rstd[R];
+  for (int i = 0; i < n; ++i) {
+    for (int r = 0; r < R; ++r) sum[r] += x[r * n + i];
+  }
+  for (int r = 0; r < R; ++r) mean[r] = sum[r] / n_f;
+  for (int i = 0; i < n; ++i) {
+    for (int r = 0; r < R; ++r) {
+      const float d = x[r * n + i] - mean[r];
+      sq[r] += d * d;
+    }
+  }
+  for (int r = 0; r < R; ++r) rstd[r] = 1.0f / std::sqrt(sq[r] / n_f + 1e-5f);
+  for (int r = 0; r < R; ++r) {
+    for (int i = 0; i < n; ++i) {
+      y[r * n + i] = ((x[r * n + i] - mean[r]) * rstd[r]) * weight[i] + bias[i];
+    }
+  }
+}
+
+}  // namespace
+
 void layer_norm_rows(const float* x, const float* weight, const float* bias, int n_rows, int n,
                      float* y, ThreadPool* pool) {
+  constexpr int GROUP = 4;
   auto rows = [&](int r0, int r1) {
-    for (int r = r0; r < r1; ++r) {
+    int r = r0;
+    for (; r + GROUP <= r1; r += GROUP) {
+      const size_t at = static_cast<size_t>(r) * n;
+      layer_norm_group<GROUP>(x + at, weight, bias, n, y + at);
+    }
+    for (; r < r1; ++r) {
       layer_norm(x + static_cast<size_t>(r) * n, weight, bias, n, y + static_cast<size_t>(r) * n);
     }
   };

@@ -57,6 +57,31 @@ enum class Epilogue {
 void matmul(const float* x, int n_rows, const Matrix& w, const float* bias, float* y,
             Epilogue epilogue, ThreadPool* pool);
 
+// x[i] = gpt2::exp(x[i] - shift) for i < n (softmax's exponentials), several at a time.
+void exp_shifted(float* x, int n, float shift);
+
+// gpt2::weighted_sum (ops.hpp), several outputs at a time: for d < dim,
+//   out[d] = 0; for j = 0 .. n-1: out[d] = out[d] + p[j] * rows[j * stride + d]
+void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out);
+
+// The vector instructions of matmul's many-row path (4 rows or more), exp_shifted and
+// weighted_sum:
+// every path gives the same bits (each vector lane performs one output's scalar
+// operations); they differ in speed.
+enum class VectorPath {
+  sse2,    // vectors of 4 floats (SSE2, part of every x86-64; the only path elsewhere)
+  avx2,    // vectors of 8 floats
+  avx512,  // vectors of 16 floats (AVX-512F)
+};
+// Whether this CPU (and its OS) can run `path`.
+bool cpu_has(VectorPath path);
+// The path matmul uses: the widest this CPU has, unless set_vector_path chose another.
+VectorPath vector_path();
+// Makes matmul use `path` from now on, in every thread (for tests and `kvc bench`);
+// throws gpt2::ModelError if the CPU cannot run it.
+void set_vector_path(VectorPath path);
+const char* vector_path_name(VectorPath path);  // "sse2", "avx2", "avx512"
+
 // The same sums, one output at a time with no blocking or vectors: a slow reference for
 // the tests, which check that matmul gives identical bits.
 void matmul_plain(const float* x, int n_rows, const Matrix& w, const float* bias, float* y,
@@ -69,7 +94,8 @@ void matmul_plain(const float* x, int n_rows, const Matrix& w, const float* bias
 //   y[i] = ((x[i] - mean) * rstd) * weight[i] + bias[i]
 void layer_norm(const float* x, const float* weight, const float* bias, int n, float* y);
 
-// Layer norm of n_rows rows of width n; rows split over the pool's threads.
+// Layer norm of n_rows rows of width n (each row exactly layer_norm); rows split over the
+// pool's threads.
 void layer_norm_rows(const float* x, const float* weight, const float* bias, int n_rows, int n,
                      float* y, ThreadPool* pool);
 

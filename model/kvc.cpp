@@ -1,17 +1,20 @@
 // kvc: the course's GPT-2 on the command line.
 //
 //   kvc logits (--weights FILE | --synthetic [--seed N]) --tokens 464,2068,7586
-//              [--all-positions] [--threads N]
+//              [--all-positions] [--threads N] [--vector-path P]
 //       {"tokens": [...], "logits": [...]}: the last position's logits (--all-positions:
 //       an array with one array per position). Floats are printed in their shortest form
 //       that reads back to the same bits.
 //   kvc digest (--weights FILE | --synthetic [--seed N]) --tokens ... [--threads N] [--decode]
+//              [--vector-path P]
 //       16 hex digits: FNV-1a 64 of the bits of every position's logits (little-endian
 //       float32, position after position). Equal digests mean bit-identical logits.
 //       --decode computes them by a cached decode, one token at a time, instead of
 //       forward(); the digest must be the same (scripts/determinism-check.sh checks it).
-//   kvc bench [--threads N] [--seed N] [--context N] [--reps N]
+//   kvc bench [--threads N] [--seed N] [--context N] [--reps N] [--vector-path P]
 //       one JSON object: decode and prefill speed (bench.hpp).
+//   --vector-path sse2|avx2|avx512 makes the kernels (and bench's peak loop) use that path
+//   instead of the widest one the CPU has (kernels.hpp); the logits are the same bits.
 //
 // Exit status: 0 on success, 2 for bad input (options, tokens, weights file), 1 for any
 // other failure. Messages go to stderr.
@@ -27,6 +30,7 @@
 #include "bench.hpp"
 #include "detail.hpp"
 #include "gpt2.hpp"
+#include "kernels.hpp"
 #include "threads.hpp"
 
 namespace {
@@ -43,7 +47,17 @@ struct ModelOptions {
   int threads = gpt2::default_thread_count();
   bool all_positions = false;
   bool decode = false;
+  std::string vector_path;  // empty: the widest the CPU has
 };
+
+// --vector-path for every subcommand (the results are the same bits whatever the path;
+// scripts/determinism-check.sh checks that, `kvc bench` compares speeds).
+void add_vector_path_option(CLI::App* sub, std::string& path) {
+  sub->add_option("--vector-path", path,
+                  "sse2, avx2 or avx512: the kernels' vector instructions (default: the "
+                  "widest this CPU has)")
+      ->check(CLI::IsMember({"sse2", "avx2", "avx512"}));
+}
 
 void add_model_options(CLI::App* sub, ModelOptions& o) {
   auto* weights = sub->add_option("--weights", o.weights, "Hugging Face GPT-2 model.safetensors");
@@ -58,6 +72,7 @@ void add_model_options(CLI::App* sub, ModelOptions& o) {
   sub->add_option("--threads", o.threads, "threads (default: all cores)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  add_vector_path_option(sub, o.vector_path);
 }
 
 std::vector<int> parse_tokens(const std::string& text) {
@@ -190,6 +205,17 @@ int run_digest(const ModelOptions& o) {
   return 0;
 }
 
+// Makes the kernels use the named vector path (none named: keep the widest); a path this
+// CPU lacks is a gpt2::ModelError.
+void use_vector_path(const std::string& name) {
+  using gpt2::kernels::VectorPath;
+  if (name.empty()) return;
+  for (VectorPath p : {VectorPath::sse2, VectorPath::avx2, VectorPath::avx512}) {
+    if (name == gpt2::kernels::vector_path_name(p)) return gpt2::kernels::set_vector_path(p);
+  }
+  throw BadInput("--vector-path: unknown path '" + name + "' (sse2, avx2 or avx512)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +246,8 @@ int main(int argc, char** argv) {
   bench->add_option("--reps", bench_opts.decode_reps, "timed decode steps")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  std::string bench_vector_path;
+  add_vector_path_option(bench, bench_vector_path);
 
   try {
     app.parse(argc, argv);
@@ -228,9 +256,16 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (logits->parsed()) return run_logits(logits_opts);
-    if (digest->parsed()) return run_digest(digest_opts);
+    if (logits->parsed()) {
+      use_vector_path(logits_opts.vector_path);
+      return run_logits(logits_opts);
+    }
+    if (digest->parsed()) {
+      use_vector_path(digest_opts.vector_path);
+      return run_digest(digest_opts);
+    }
     if (bench->parsed()) {
+      use_vector_path(bench_vector_path);
       write_stdout(gpt2::bench_json(gpt2::run_bench(bench_opts)) + "\n");
       return 0;
     }

@@ -1,6 +1,7 @@
-// Small internal helpers shared by the model's .cpp files: float bit access, a 4-float
-// vector type, and the exact midpoint test behind attention_scale. Not part of the API a
-// learner uses.
+// Small internal helpers shared by the model's .cpp files: float bit access, the 4-float
+// vector type, the exact midpoint test behind attention_scale, and the polynomial steps of
+// gpt2::exp and gpt2::tanh, written once for a double and for a vector of doubles (the
+// vector GELU in lanes.hpp runs the very same steps). Not part of the API a learner uses.
 //
 // The vector type is the GCC/Clang vector extension. Its + and * act lane by lane with
 // the same IEEE rounding as scalar float + and *, so a loop written with it gives the same
@@ -46,6 +47,8 @@ inline int midpoint_squared_times_n_compare(float a, float b, uint64_t n) {
 }
 
 typedef float v4f __attribute__((vector_size(16)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
 
 inline v4f load4(const float* p) {
   v4f v;
@@ -56,5 +59,55 @@ inline v4f load4(const float* p) {
 inline void store4(float* p, v4f v) { std::memcpy(p, &v, sizeof v); }
 
 inline v4f splat4(float s) { return v4f{s, s, s, s}; }
+
+// ---- the arithmetic of gpt2::exp and gpt2::tanh (ops.cpp, DETERMINISM.md) ----------------
+// D is double or a vector of doubles; with a vector, each lane performs the scalar steps.
+
+// ln 2 split in two: LN2_HI has 40 significant bits, so n * LN2_HI is exact for |n| < 2^13.
+constexpr double LN2_HI = 0x1.62e42fefa2000p-1;
+constexpr double LN2_LO = 0x1.9ef35793c7673p-41;
+constexpr double LOG2E = 0x1.71547652b82fep+0;  // 1 / ln 2, rounded to double
+
+// 1/k! for k = 0..11, each the double nearest the exact value (k! is exact in double).
+constexpr double inverse_factorial(int k) {
+  double f = 1.0;
+  for (int i = 2; i <= k; ++i) f *= i;
+  return 1.0 / f;
+}
+
+// e^y = 2^n * e^r: the reduced argument r = (y - n*LN2_HI) - n*LN2_LO, |r| <= 0.3466,
+// for n the integer nearest y / ln 2 (nd is n as a double).
+template <class D>
+[[gnu::always_inline]] inline D exp_reduced(D y, D nd) {
+  return (y - nd * LN2_HI) - nd * LN2_LO;
+}
+
+// e^r = 1 + r + r^2/2! + ... + r^11/11! (Horner, from the r^11 term down).
+template <class D>
+[[gnu::always_inline]] inline D exp_taylor(D r) {
+  D p = r * inverse_factorial(11) + inverse_factorial(10);
+  p = p * r + inverse_factorial(9);
+  p = p * r + inverse_factorial(8);
+  p = p * r + inverse_factorial(7);
+  p = p * r + inverse_factorial(6);
+  p = p * r + inverse_factorial(5);
+  p = p * r + inverse_factorial(4);
+  p = p * r + inverse_factorial(3);
+  p = p * r + inverse_factorial(2);
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  return p;
+}
+
+// tanh a for 0 <= a < 2^-6: a - a^3/3 + 2a^5/15 - 17a^7/315 + 62a^9/2835; the next term is
+// below 2^-60 relative there.
+template <class D>
+[[gnu::always_inline]] inline D tanh_taylor(D a) {
+  const D a2 = a * a;
+  D p = a2 * (62.0 / 2835.0) - 17.0 / 315.0;
+  p = p * a2 + 2.0 / 15.0;
+  p = p * a2 - 1.0 / 3.0;
+  return a + a * (a2 * p);
+}
 
 }  // namespace gpt2::numerics

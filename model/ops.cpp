@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gpt2.hpp"
+#include "kernels.hpp"
 #include "numerics.hpp"
 
 static_assert(FLT_EVAL_METHOD == 0, "float arithmetic must be evaluated in float (SSE, not x87)");
@@ -20,18 +21,6 @@ static_assert(FLT_EVAL_METHOD == 0, "float arithmetic must be evaluated in float
 namespace gpt2 {
 
 namespace {
-
-// ln 2 split in two: LN2_HI has 40 significant bits, so n * LN2_HI is exact for |n| < 2^13.
-constexpr double LN2_HI = 0x1.62e42fefa2000p-1;
-constexpr double LN2_LO = 0x1.9ef35793c7673p-41;
-constexpr double LOG2E = 0x1.71547652b82fep+0;  // 1 / ln 2, rounded to double
-
-// 1/k! for k = 0..11, each the double nearest the exact value (k! is exact in double).
-constexpr double inverse_factorial(int k) {
-  double f = 1.0;
-  for (int i = 2; i <= k; ++i) f *= i;
-  return 1.0 / f;
-}
 
 double bits_to_double(uint64_t bits) {
   double d;
@@ -43,24 +32,13 @@ double bits_to_double(uint64_t bits) {
 //   n = nearest integer to y / ln2;  r = (y - n*LN2_HI) - n*LN2_LO, |r| <= 0.3466
 //   p = 1 + r + r^2/2! + ... + r^11/11!   (Horner, from the r^11 term down)
 //   result = p * 2^n, 2^n built from its exponent bits (exact).
+// (lanes.hpp's exp_lanes is the same on every lane of a vector.)
 double exp_core(double y) {
-  const double t = y * LOG2E;
+  const double t = y * numerics::LOG2E;
   // Round half away from zero through a truncating conversion (|t| < 2^31 here).
   const int64_t n = t >= 0 ? static_cast<int64_t>(t + 0.5) : -static_cast<int64_t>(-t + 0.5);
   const double nd = static_cast<double>(n);
-  const double r = (y - nd * LN2_HI) - nd * LN2_LO;
-  double p = inverse_factorial(11);
-  p = p * r + inverse_factorial(10);
-  p = p * r + inverse_factorial(9);
-  p = p * r + inverse_factorial(8);
-  p = p * r + inverse_factorial(7);
-  p = p * r + inverse_factorial(6);
-  p = p * r + inverse_factorial(5);
-  p = p * r + inverse_factorial(4);
-  p = p * r + inverse_factorial(3);
-  p = p * r + inverse_factorial(2);
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  const double p = numerics::exp_taylor(numerics::exp_reduced(y, nd));
   const double two_n = bits_to_double(static_cast<uint64_t>(n + 1023) << 52);
   return p * two_n;
 }
@@ -85,14 +63,7 @@ float tanh(float x) {
   if (a > 10.0) {
     t = 1.0;  // tanh(10) = 1 - 4e-9 already rounds to 1.0f
   } else if (a < 0x1p-6) {
-    // tanh a = a - a^3/3 + 2a^5/15 - 17a^7/315 + 62a^9/2835 - ...; the next term is
-    // below 2^-60 relative here.
-    const double a2 = a * a;
-    double p = 62.0 / 2835.0;
-    p = p * a2 - 17.0 / 315.0;
-    p = p * a2 + 2.0 / 15.0;
-    p = p * a2 - 1.0 / 3.0;
-    t = a + a * (a2 * p);
+    t = numerics::tanh_taylor(a);
   } else {
     const double e = exp_core(2.0 * a);
     t = 1.0 - 2.0 / (e + 1.0);
@@ -140,30 +111,15 @@ void softmax(float* x, int n) {
   for (int i = 1; i < n; ++i) {
     if (x[i] > m) m = x[i];
   }
+  kernels::exp_shifted(x, n, m);  // x[i] = gpt2::exp(x[i] - m), several lanes at a time
   float s = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = gpt2::exp(x[i] - m);
-    s += x[i];
-  }
+  for (int i = 0; i < n; ++i) s += x[i];
   for (int i = 0; i < n; ++i) x[i] = x[i] / s;
 }
 
 void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
-  // Four outputs side by side in a vector; each output's sum still runs over j in order.
-  using numerics::load4;
-  using numerics::store4;
-  for (int d = 0; d < dim; ++d) out[d] = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float pj = p[j];
-    const numerics::v4f pv = numerics::splat4(pj);
-    const float* row = rows + static_cast<long>(j) * stride;
-    if (j + 8 < n) {  // rows of a KV cache are short and far apart: fetch ahead
-      for (int i = 0; i < dim; i += 16) __builtin_prefetch(row + 8L * stride + i, 0, 3);
-    }
-    int d = 0;
-    for (; d + 4 <= dim; d += 4) store4(out + d, load4(out + d) + pv * load4(row + d));
-    for (; d < dim; ++d) out[d] += pj * row[d];
-  }
+  // Outputs side by side in vectors; each output's sum still runs over j in order.
+  kernels::weighted_sum(p, rows, n, stride, dim, out);
 }
 
 }  // namespace gpt2

@@ -10,8 +10,10 @@
 #   gcc -O3 -march=x86-64-v4      build-det-gcc-avx512/, only if this CPU has AVX-512
 # and also uses the default preset's build/bin/kvc (GCC -O2) if it exists. It runs
 # `kvc digest --synthetic --seed 1 --tokens <prompt>` with each, with 1 and 2 threads,
-# by forward() and by a cached one-token-at-a-time decode (--decode), and exits 1 unless
-# every digest is the same. (The -O0 build is slow: it skips the 1-thread decode.)
+# by forward() and by a cached one-token-at-a-time decode (--decode), then the gcc -O3 build
+# again with the kernels' narrower vector paths (--vector-path sse2, and avx2 where the CPU
+# has it), and exits 1 unless every digest is the same. (The -O0 build is slow: it skips
+# the 1-thread decode.)
 #
 # Usage: scripts/determinism-check.sh        (from anywhere; JOBS=N sets build jobs)
 set -euo pipefail
@@ -88,6 +90,22 @@ for i in "${!names[@]}"; do
     elif [[ "$digest" != "$reference" ]]; then
       fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the build or the thread count"
     fi
+  done
+done
+# The kernels' narrower vector paths (kvc picks the widest the CPU has), with the gcc -O3
+# build: each must give the same bits too.
+paths=(sse2)
+grep -qw avx2 /proc/cpuinfo 2>/dev/null && paths+=(avx2)
+for path in "${paths[@]}"; do
+  for mode in forward decode; do
+    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads 2 --vector-path "$path")
+    [[ "$mode" == decode ]] && args+=(--decode)
+    label="gcc -O3, 2 thread(s), $mode, $path"
+    digest="$("$root/build-det-gcc-O3/bin/kvc" "${args[@]}")" || fail "kvc failed ($label)"
+    printf 'determinism-check: %-48s %s\n' "$label" "$digest"
+    count=$((count + 1))
+    [[ "$digest" == "$reference" ]] ||
+      fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the vector path"
   done
 done
 echo "determinism-check: passed: $count digests identical ($reference)"

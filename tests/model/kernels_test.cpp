@@ -1,11 +1,14 @@
-// The matrix product, layer norm and GELU kernels (kernels.hpp) and the multi-dot of the
-// model's attention (detail.hpp): fast paths against the plain loops, bit for bit, and
-// against double arithmetic within 1e-5 relative.
+// The matrix product, layer norm, GELU and exp kernels (kernels.hpp) and the multi-dot of
+// the model's attention (detail.hpp): fast paths against the plain loops, bit for bit, and
+// against double arithmetic within 1e-5 relative. Each vector path (SSE2, AVX2, AVX-512)
+// is forced in turn and checked on its own, on shapes that leave partial tiles.
 #include "kernels.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 namespace {
 
 using gpt2::kernels::Epilogue;
+using gpt2::kernels::VectorPath;
 using model_test::same_bits;
 
 std::vector<float> values(uint64_t seed, size_t n, float offset = 0.0f) {
@@ -30,6 +34,8 @@ std::vector<float> values(uint64_t seed, size_t n, float offset = 0.0f) {
 struct Shape {
   int rows, n_in, n_out;
 };
+
+float inf_float() { return std::numeric_limits<float>::infinity(); }
 
 // The same weights in both layouts; `panel_storage` keeps the panel copy alive.
 gpt2::kernels::Matrix row_major(const std::vector<float>& w, int n_in, int n_out) {
@@ -176,14 +182,18 @@ TEST(kernels, layer_norm_is_the_documented_loop) {
   }
 }
 
-TEST(kernels, layer_norm_rows_split_over_threads_is_the_same) {
+TEST(kernels, layer_norm_rows_is_layer_norm_row_by_row_on_any_threads) {
   const int rows = 37, n = 24;
   const auto x = values(14, rows * n), w = values(15, n), b = values(16, n);
-  std::vector<float> one(rows * n), many(rows * n);
+  std::vector<float> want(rows * n), one(rows * n), many(rows * n);
+  for (int r = 0; r < rows; ++r) {
+    gpt2::kernels::layer_norm(x.data() + r * n, w.data(), b.data(), n, want.data() + r * n);
+  }
   gpt2::kernels::layer_norm_rows(x.data(), w.data(), b.data(), rows, n, one.data(), nullptr);
   gpt2::ThreadPool pool(3);
   gpt2::kernels::layer_norm_rows(x.data(), w.data(), b.data(), rows, n, many.data(), &pool);
-  EXPECT_TRUE(same_bits(one, many, n));
+  EXPECT_TRUE(same_bits(one, want, n));
+  EXPECT_TRUE(same_bits(many, want, n));
 }
 
 TEST(kernels, gelu_is_the_documented_expression) {
@@ -201,6 +211,139 @@ TEST(kernels, gelu_is_the_documented_expression) {
     ASSERT_NEAR(got, ref, 1e-6 * (std::fabs(ref) + 0.1)) << x;
   }
 }
+
+TEST(kernels, the_default_vector_path_is_the_widest_the_cpu_has) {
+  VectorPath widest = VectorPath::sse2;
+  for (VectorPath p : {VectorPath::avx2, VectorPath::avx512}) {
+    if (gpt2::kernels::cpu_has(p)) widest = p;
+  }
+  EXPECT_EQ(gpt2::kernels::vector_path(), widest);
+  EXPECT_TRUE(gpt2::kernels::cpu_has(VectorPath::sse2));
+}
+
+// ---- each vector path forced in turn -------------------------------------------------
+
+// Makes matmul and exp_shifted use the test's path (skipping it on a CPU without it), and
+// puts the default back afterwards.
+class vector_path : public testing::TestWithParam<VectorPath> {
+ protected:
+  void SetUp() override {
+    if (!gpt2::kernels::cpu_has(GetParam())) {
+      GTEST_SKIP() << "this CPU has no " << gpt2::kernels::vector_path_name(GetParam());
+    }
+    gpt2::kernels::set_vector_path(GetParam());
+  }
+  void TearDown() override { gpt2::kernels::set_vector_path(saved_); }
+
+ private:
+  VectorPath saved_ = gpt2::kernels::vector_path();
+};
+
+// Odd shapes: every row count from 1 to 13 (partial row tiles, and the 1-3 row kernels),
+// widths that leave a 32-, a 16- and a few-column remainder after the 64-column tiles, and
+// an n_in long enough to be cut into k blocks (the sums carried from block to block).
+TEST_P(vector_path, matmul_equals_the_plain_loop_on_odd_shapes) {
+  gpt2::ThreadPool pool(2);
+  for (const Shape shape :
+       {Shape{13, 37, 117}, Shape{13, 1, 83}, Shape{13, 64, 64}, Shape{8, 2103, 85}}) {
+    const auto w = values(30, static_cast<size_t>(shape.n_in) * shape.n_out);
+    const auto b = values(31, shape.n_out);
+    std::vector<float> storage;
+    const gpt2::kernels::Matrix layouts[] = {row_major(w, shape.n_in, shape.n_out),
+                                             panels(w, shape.n_in, shape.n_out, storage)};
+    for (int rows = 1; rows <= shape.rows; ++rows) {
+      const auto x = values(32, static_cast<size_t>(rows) * shape.n_in);
+      const auto y0 = values(33, static_cast<size_t>(rows) * shape.n_out);
+      for (Epilogue e : {Epilogue::store, Epilogue::gelu, Epilogue::add}) {
+        for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
+          std::vector<float> want = y0;
+          gpt2::kernels::matmul_plain(x.data(), rows, layouts[0], bias, want.data(), e);
+          for (const auto& m : layouts) {
+            for (gpt2::ThreadPool* p : {static_cast<gpt2::ThreadPool*>(nullptr), &pool}) {
+              std::vector<float> got = y0;
+              gpt2::kernels::matmul(x.data(), rows, m, bias, got.data(), e, p);
+              ASSERT_TRUE(same_bits(got, want, shape.n_out))
+                  << rows << " x " << shape.n_in << " x " << shape.n_out << ", epilogue "
+                  << static_cast<int>(e) << ", bias " << (bias != nullptr) << ", panels "
+                  << m.panels << ", pool " << (p != nullptr);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Floats that take every branch of gelu's tanh and of exp: zeros, NaN, infinities, tiny
+// and huge values, the branch limits and their neighbours, and a sweep over all exponents.
+std::vector<float> special_and_swept_floats() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f,    -0.0f,    inf,     -inf,    std::nanf(""), 1e-45f, -1e-45f,
+                          1e-30f,  -3.0e38f, 3.0e38f, 89.0f,   -110.0f,       88.72f, -103.97f,
+                          0x1p-6f, 10.0f,    -10.0f,  0x1p-7f, 0.0156249f,    4.0f,   -4.0f,
+                          12.5f,   -0.001f,  0.5f,    -87.3f};
+  for (float base : {89.0f, -110.0f, 0x1p-6f, 10.0f, -10.0f}) {
+    v.push_back(std::nextafter(base, inf));
+    v.push_back(std::nextafter(base, -inf));
+  }
+  for (uint64_t bits = 0; bits < (1ull << 32); bits += 40009) {
+    const uint32_t u = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    v.push_back(f);
+  }
+  return v;
+}
+
+// With n_in = 1, x = 1 and no bias, each output's sum is 0 + 1 * w[0][j] = w[0][j] (a -0
+// becomes +0), so the GELU epilogue of the tiles sees any value we choose.
+TEST_P(vector_path, gelu_of_the_tiles_equals_the_scalar_gelu) {
+  const std::vector<float> w = special_and_swept_floats();
+  const int n_out = static_cast<int>(w.size()), rows = 4;
+  const std::vector<float> x(rows, 1.0f);
+  std::vector<float> want(static_cast<size_t>(rows) * n_out), got(want.size());
+  gpt2::kernels::matmul_plain(x.data(), rows, row_major(w, 1, n_out), nullptr, want.data(),
+                              Epilogue::gelu);
+  gpt2::kernels::matmul(x.data(), rows, row_major(w, 1, n_out), nullptr, got.data(), Epilogue::gelu,
+                        nullptr);
+  EXPECT_TRUE(same_bits(got, want, n_out));
+}
+
+TEST_P(vector_path, exp_shifted_equals_gpt2_exp) {
+  const std::vector<float> v = special_and_swept_floats();
+  for (float shift : {0.0f, 1.5f, -inf_float(), std::nanf("")}) {
+    for (int n : {static_cast<int>(v.size()), 1, 7, 21, 0}) {
+      std::vector<float> want(v.begin(), v.begin() + n), got = want;
+      for (float& f : want) f = gpt2::exp(f - shift);
+      gpt2::kernels::exp_shifted(got.data(), n, shift);
+      ASSERT_TRUE(same_bits(got, want, 1)) << "shift " << shift << ", n " << n;
+    }
+  }
+}
+
+// Widths around the vector and block sizes (4, 16, 64 floats), odd strides and lengths.
+TEST_P(vector_path, weighted_sum_is_the_documented_loop) {
+  for (int dim : {1, 3, 4, 15, 16, 17, 33, 63, 64, 65, 80, 131}) {
+    for (int n : {0, 1, 2, 9, 40}) {
+      const int stride = dim + 7;
+      const auto p = values(40, n), rows = values(41, static_cast<size_t>(n) * stride + 1);
+      std::vector<float> want(dim), got(dim, -1.0f);
+      for (int d = 0; d < dim; ++d) {
+        float s = 0.0f;
+        for (int j = 0; j < n; ++j) s = s + p[j] * rows[static_cast<size_t>(j) * stride + d];
+        want[d] = s;
+      }
+      gpt2::weighted_sum(p.data(), rows.data(), n, stride, dim, got.data());
+      ASSERT_TRUE(same_bits(got, want, dim)) << "dim " << dim << ", n " << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(kernels, vector_path,
+                         testing::Values(VectorPath::sse2, VectorPath::avx2, VectorPath::avx512),
+                         [](const testing::TestParamInfo<VectorPath>& info) {
+                           return std::string(gpt2::kernels::vector_path_name(info.param));
+                         });
 
 TEST(kernels, attention_scores_equal_dot_times_scale) {
   const int n = 23, stride = 40, dim = 17;

@@ -121,6 +121,7 @@ TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
       {"logits --synthetic --tokens 1 --threads 0", "--threads"},
       {"digest --synthetic --tokens 1,2,-5", "token 2 has id -5"},
       {"bench --threads 0", "--threads"},
+      {"bench --vector-path avx9", "--vector-path"},
       {"frobnicate", "subcommand"},
       {"", "subcommand"},
   };
@@ -129,6 +130,22 @@ TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
     EXPECT_EQ(r.exit_code, 2) << c.args << "\nstderr: " << r.err;
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\nstderr: " << r.err;
     EXPECT_TRUE(r.out.empty()) << c.args << "\nstdout: " << r.out;
+  }
+}
+
+// A short bench (4 positions, one decode step) on a forced vector path: the JSON names the
+// path and carries every speed and ratio, each positive.
+TEST(kvc_cli, bench_reports_speeds_and_ratios_for_the_chosen_path) {
+  const KvcRun r = kvc("bench --threads 2 --context 4 --reps 1 --vector-path sse2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("vector_path"), "sse2");
+  EXPECT_EQ(j.at("threads"), 2);
+  EXPECT_EQ(j.at("context"), 4);
+  for (const char* key : {"decode_tok_s", "read_gb_s", "decode_roofline_ratio", "prefill_tok_s",
+                          "prefill_gflops", "prefill_peak_gflops", "prefill_peak_ratio"}) {
+    ASSERT_TRUE(j.at(key).is_number()) << key;
+    EXPECT_GT(j.at(key).get<double>(), 0.0) << key;
   }
 }
 
