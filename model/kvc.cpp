@@ -14,6 +14,7 @@
 //       one JSON object: decode and prefill speed (bench.hpp).
 //   kvc tokenize / detokenize --tokenizer DIR ...   GPT-2's tokenizer (tokenize_command.cpp)
 //   kvc generate ...                                text generation (generate_command.cpp)
+//   kvc chart --out FILE ...                        why a KV cache pays, as SVG (chart_command.cpp)
 //
 // Exit status: 0 on success, 2 for bad input (options, tokens, weights or tokenizer files),
 // 1 for any other failure (kvc_cli.hpp). Messages go to stderr.
@@ -188,7 +189,7 @@ int run_digest(const ModelOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"kvc: the course's bit-exact GPT-2 (logits, digests, speed, text)"};
+  CLI::App app{"kvc: the course's bit-exact GPT-2 (logits, digests, speed, text, the cache chart)"};
   app.require_subcommand(1);
 
   ModelOptions logits_opts, digest_opts;
@@ -220,6 +221,7 @@ int main(int argc, char** argv) {
   auto* generate =
       kvc::add_generate_command(app, generate_opts, {"reference", "no-cache", "learner"});
   std::vector<kvc::Command> commands = kvc::add_tokenizer_commands(app);
+  commands.push_back(kvc::add_chart_command(app));
 
   try {
     app.parse(argc, argv);

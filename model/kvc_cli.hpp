@@ -46,6 +46,8 @@ struct Command {
 
 // kvc tokenize / kvc detokenize (tokenize_command.cpp).
 std::vector<Command> add_tokenizer_commands(CLI::App& app);
+// kvc chart (chart_command.cpp).
+Command add_chart_command(CLI::App& app);
 
 // ---- kvc generate (generate_command.cpp) --------------------------------------------------
 
