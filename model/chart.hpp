@@ -28,10 +28,11 @@ struct ChartData {
   std::string model;  // e.g. "GPT-2 small, synthetic weights (seed 1)"
 };
 
-// Measures positions 1 .. max_position (1 .. n_ctx - 1). The cached line samples about 64
-// positions (every max_position / 64-th, and the last), the uncached one 9 (1 and every
-// eighth of the range): a recompute at position 512 takes seconds, all 512 would take
-// minutes. Totals interpolate linearly between the samples.
+// Measures positions 1 .. max_position (1 .. n_ctx - 1). The cached line samples about 48
+// positions (1, every max_position / 48-th, and the last; best of 3 runs each), the
+// uncached one 5 (1 and every quarter of the range; one run each): a recompute at
+// position 512 takes seconds, all 512 of them would take many minutes. Totals interpolate
+// linearly between the samples.
 ChartData measure_chart(const Model& model, int max_position, const std::string& model_label);
 
 // A self-contained SVG document: both lines, axes with ticks and labels, a legend, the

