@@ -1,8 +1,9 @@
 // The benchmark behind `kvc bench`.
 //
 // Decode step: one token at position `context` through every block and the logits, with
-// the keys and values of positions 0 .. context-1 already in a cache; the same loop a
-// learner writes (embed, qkv, attention over the cache, finish_block, logits).
+// the keys and values of positions 0 .. context-1 already in a cache; the model's cached
+// loop (generate.hpp: extend), the same loop a learner writes (embed, qkv, attention over
+// the cache, finish_block, logits).
 // Roofline: the decode step reads decode_weight_bytes() of weights from memory (they do
 // not fit in any cache); the reference is a plain streaming read of the same number of
 // bytes of the same weight memory, on the same threads, timed in the same run, decode
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "detail.hpp"
+#include "generate.hpp"
 #include "gpt2.hpp"
 #include "kernels.hpp"
 #include "lanes.hpp"
@@ -40,42 +42,19 @@ double median(std::vector<double> v) {
 
 double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
-struct Cache {
-  std::vector<std::vector<float>> k, v;  // per layer: [n_positions, d_model]
-};
-
-// Prefill of tokens[0 .. n-1]: fills the cache, returns the last position's logits.
-void prefill(const Model& m, const std::vector<int>& tokens, int n, Cache& cache,
+// Prefill of tokens[0 .. n-1] into an emptied cache; the last position's logits.
+void prefill(const Model& m, const std::vector<int>& tokens, int n, DecodeCache& cache,
              std::vector<float>& logits) {
-  const Config& c = m.config();
-  const size_t d = static_cast<size_t>(c.d_model);
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
-  std::vector<float> x(n * d), q(n * d), attn(n * d);
-  m.embed(tokens.data(), positions.data(), n, x.data());
-  for (int l = 0; l < c.n_layer; ++l) {
-    m.qkv(l, x.data(), n, q.data(), cache.k[l].data(), cache.v[l].data());
-    detail::causal_attention(m, q.data(), cache.k[l].data(), cache.v[l].data(), 0, n, attn.data());
-    m.finish_block(l, attn.data(), n, x.data());
-  }
-  m.logits(x.data() + (n - 1) * d, 1, logits.data());
+  cache.length = 0;
+  extend(m, cache, std::span<const int>(tokens.data(), n), logits.data());
 }
 
-// One decode step of `token` at position `pos`, positions 0 .. pos-1 cached.
-void decode_step(const Model& m, int token, int pos, Cache& cache, std::vector<float>& logits) {
-  const Config& c = m.config();
-  const size_t d = static_cast<size_t>(c.d_model);
-  std::vector<float> x(d), q(d), attn(d);
-  m.embed(&token, &pos, 1, x.data());
-  for (int l = 0; l < c.n_layer; ++l) {
-    float* k_row = cache.k[l].data() + pos * d;
-    float* v_row = cache.v[l].data() + pos * d;
-    m.qkv(l, x.data(), 1, q.data(), k_row, v_row);
-    detail::causal_attention(m, q.data(), cache.k[l].data(), cache.v[l].data(), pos, 1,
-                             attn.data());
-    m.finish_block(l, attn.data(), 1, x.data());
-  }
-  m.logits(x.data(), 1, logits.data());
+// One decode step of `token` at position `pos`, positions 0 .. pos-1 cached (the cache
+// forgets anything after them first).
+void decode_step(const Model& m, int token, int pos, DecodeCache& cache,
+                 std::vector<float>& logits) {
+  cache.length = pos;
+  extend(m, cache, std::span<const int>(&token, 1), logits.data());
 }
 
 // Sums n floats from p on all the pool's threads, each a contiguous share.
@@ -200,9 +179,7 @@ BenchResult run_bench(const BenchOptions& o) {
 
   std::vector<int> tokens(n + 1);
   for (int i = 0; i <= n; ++i) tokens[i] = static_cast<int>((i * 7919LL + 13) % c.vocab);
-  Cache cache;
-  cache.k.assign(c.n_layer, std::vector<float>(static_cast<size_t>(n + 1) * c.d_model));
-  cache.v = cache.k;
+  DecodeCache cache = make_decode_cache(m, n + 1);
   std::vector<float> logits(c.vocab);
 
   // Prefill, alternating with the peak loop (as many float operations as one prefill).

@@ -15,29 +15,37 @@
 //       one JSON object: decode and prefill speed (bench.hpp).
 //   --vector-path sse2|avx2|avx512 makes the kernels (and bench's peak loop) use that path
 //   instead of the widest one the CPU has (kernels.hpp); the logits are the same bits.
+//   kvc tokenize / detokenize --tokenizer DIR ...   GPT-2's tokenizer (tokenize_command.cpp)
+//   kvc generate ...                                text generation (generate_command.cpp)
+//   kvc chart --out FILE ...                        why a KV cache pays, as SVG (chart_command.cpp)
 //
-// Exit status: 0 on success, 2 for bad input (options, tokens, weights file), 1 for any
-// other failure. Messages go to stderr.
+// Exit status: 0 on success, 2 for bad input (options, tokens, weights or tokenizer files),
+// 1 for any other failure (kvc_cli.hpp). Messages go to stderr.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "bench.hpp"
-#include "detail.hpp"
+#include "generate.hpp"
 #include "gpt2.hpp"
 #include "kernels.hpp"
+#include "kvc_cli.hpp"
 #include "threads.hpp"
 
 namespace {
 
-struct BadInput : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using kvc::BadInput;
+using kvc::parse_tokens;
+using kvc::write_stdout;
 
 struct ModelOptions {
   std::string weights;
@@ -75,30 +83,6 @@ void add_model_options(CLI::App* sub, ModelOptions& o) {
   add_vector_path_option(sub, o.vector_path);
 }
 
-std::vector<int> parse_tokens(const std::string& text) {
-  std::vector<int> tokens;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    long long value = 0;
-    const char* first = item.data();
-    const char* last = item.data() + item.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (item.empty() || ec == std::errc::invalid_argument || ptr != last) {
-      throw BadInput("--tokens: '" + item +
-                     "' is not a whole number (expected e.g. 464,2068,7586)");
-    }
-    if (ec == std::errc::result_out_of_range || value < INT32_MIN || value > INT32_MAX) {
-      throw BadInput("--tokens: token id " + item + " is out of range");
-    }
-    tokens.push_back(static_cast<int>(value));
-    start = end + 1;
-  }
-  return tokens;
-}
-
 // Loads the weights; for synthetic ones the tokens are checked first (the config is
 // known), so a bad token fails fast instead of after making 500 MB of weights.
 gpt2::Model load_model(const ModelOptions& o, const std::vector<int>& tokens) {
@@ -133,11 +117,6 @@ void append_row(std::string& out, const float* row, int n) {
   out += ']';
 }
 
-void write_stdout(const std::string& s) {
-  std::fwrite(s.data(), 1, s.size(), stdout);
-  std::fflush(stdout);
-}
-
 int run_logits(const ModelOptions& o) {
   const std::vector<int> tokens = parse_tokens(o.tokens);
   const gpt2::Model m = load_model(o, tokens);
@@ -169,21 +148,38 @@ int run_logits(const ModelOptions& o) {
 // writes in the decode stage); by the determinism contract equal to forward()'s.
 std::vector<float> decode_all(const gpt2::Model& m, const std::vector<int>& tokens) {
   gpt2::check_tokens(tokens, m.config());
-  const gpt2::Config& c = m.config();
-  const size_t d = static_cast<size_t>(c.d_model), n = tokens.size();
-  std::vector<std::vector<float>> k(c.n_layer, std::vector<float>(n * d)), v = k;
-  std::vector<float> x(d), q(d), attn(d), logits(n * c.vocab);
-  for (size_t pos = 0; pos < n; ++pos) {
-    const int p = static_cast<int>(pos);
-    m.embed(&tokens[pos], &p, 1, x.data());
-    for (int l = 0; l < c.n_layer; ++l) {
-      m.qkv(l, x.data(), 1, q.data(), k[l].data() + pos * d, v[l].data() + pos * d);
-      gpt2::detail::causal_attention(m, q.data(), k[l].data(), v[l].data(), p, 1, attn.data());
-      m.finish_block(l, attn.data(), 1, x.data());
-    }
-    m.logits(x.data(), 1, logits.data() + pos * c.vocab);
-  }
+  const size_t n = tokens.size(), vocab = m.config().vocab;
+  std::vector<float> logits(n * vocab);  // [n, vocab]
+  if (n == 0) return logits;
+  gpt2::DecodeCache cache = gpt2::make_decode_cache(m, static_cast<int>(n));
+  for (size_t pos = 0; pos < n; ++pos)
+    gpt2::extend(m, cache, std::span<const int>(&tokens[pos], 1), logits.data() + pos * vocab);
   return logits;
+}
+
+// kvc generate --impl learner: the learner's code is linked into kvc-learner, which takes
+// the same arguments; this process becomes it (its output is the learner's, streamed).
+int exec_learner(const kvc::GenerateOptions& o, int argc, char** argv) {
+  std::string path = o.learner_bin;
+  if (path.empty()) {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    path = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "kvc-learner";
+  }
+  if (access(path.c_str(), X_OK) != 0) {
+    throw BadInput("--impl learner runs " + path + ", which is not there: build it with " +
+                   "cmake --build build --target kvc-learner");
+  }
+  std::vector<char*> args(argv, argv + argc);
+  args[0] = path.data();
+  args.push_back(nullptr);
+  execv(path.c_str(), args.data());
+  throw kvc::Failure("cannot run " + path + ": " + std::strerror(errno));
+}
+
+gpt2::Decoder make_decoder(const std::string& impl, const gpt2::Model& m, int capacity) {
+  if (impl == "no-cache") return gpt2::no_cache_decoder(m);
+  return gpt2::cached_decoder(m, capacity);
 }
 
 int run_digest(const ModelOptions& o) {
@@ -219,7 +215,7 @@ void use_vector_path(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"kvc: the course's bit-exact GPT-2 (logits, digests, speed)"};
+  CLI::App app{"kvc: the course's bit-exact GPT-2 (logits, digests, speed, text, the cache chart)"};
   app.require_subcommand(1);
 
   ModelOptions logits_opts, digest_opts;
@@ -249,13 +245,19 @@ int main(int argc, char** argv) {
   std::string bench_vector_path;
   add_vector_path_option(bench, bench_vector_path);
 
+  kvc::GenerateOptions generate_opts;
+  auto* generate =
+      kvc::add_generate_command(app, generate_opts, {"reference", "no-cache", "learner"});
+  std::vector<kvc::Command> commands = kvc::add_tokenizer_commands(app);
+  commands.push_back(kvc::add_chart_command(app));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  try {
+  return kvc::run_guarded("kvc", [&] {
     if (logits->parsed()) {
       use_vector_path(logits_opts.vector_path);
       return run_logits(logits_opts);
@@ -269,15 +271,14 @@ int main(int argc, char** argv) {
       write_stdout(gpt2::bench_json(gpt2::run_bench(bench_opts)) + "\n");
       return 0;
     }
-  } catch (const BadInput& e) {
-    std::fprintf(stderr, "kvc: %s\n", e.what());
-    return 2;
-  } catch (const gpt2::ModelError& e) {
-    std::fprintf(stderr, "kvc: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kvc: internal error: %s\n", e.what());
+    if (generate->parsed()) {
+      if (generate_opts.impl == "learner") return exec_learner(generate_opts, argc, argv);
+      return kvc::run_generate(generate_opts, [&](const gpt2::Model& m, int capacity) {
+        return make_decoder(generate_opts.impl, m, capacity);
+      });
+    }
+    for (const kvc::Command& c : commands)
+      if (c.app->parsed()) return c.run();
     return 1;
-  }
-  return 1;
+  });
 }
