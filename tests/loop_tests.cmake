@@ -1,6 +1,7 @@
 # The learner's loop (issue 5): watch mode, progress between runs, autograder formats.
 
 kvcourse_test(watch_test SOURCES watch_test.cpp LIBS grader_core)
+kvcourse_test(view_test SOURCES view_test.cpp LIBS grader_core)
 kvcourse_test(formats_test SOURCES formats_test.cpp LIBS grader_core)
 kvcourse_test(progress_test SOURCES progress_test.cpp LIBS grader_core)
 

@@ -38,25 +38,37 @@ void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& 
   if (c.output_truncated) out << indent << style.output_label << " ... (more output was cut)\n";
 }
 
-void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
+FailureParts failure_parts(const CaseResult& c, const TextStyle& style) {
   Paint paint{style.color};
-  out << indent << "checks: " << c.checks << "\n";
-  out << indent << "input:  " << c.input_summary << "\n";
-  out << indent << paint("31", c.message) << "\n";
+  FailureParts parts;
+  parts.checks.push_back("checks: " + c.checks);
+  parts.input.push_back("input:  " + c.input_summary);
+  parts.message.push_back(paint("31", c.message));
+  auto add_lines = [&](const std::string& text) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) parts.differences.push_back(line);
+  };
   for (size_t i = 0; i < c.mismatches.size(); ++i) {
     const Mismatch& m = c.mismatches[i];
-    if (i > 0) out << indent << m.path << ": " << m.summary << "\n";
-    if (!m.detail.empty() && i < 2) out << indent_lines(m.detail, indent);
+    if (i > 0) parts.differences.push_back(m.path + ": " + m.summary);
+    if (!m.detail.empty() && i < 2) add_lines(m.detail);
     if (i == 3 && c.mismatches.size() > 4) {
-      out << indent << "... and " << (c.mismatches.size() - 4) << " more differences\n";
+      parts.differences.push_back("... and " + std::to_string(c.mismatches.size() - 4) + " more differences");
       break;
     }
   }
   for (const Diagnosis& d : c.diagnoses) {
-    out << indent << paint("33", "likely mistake [" + d.id + "]: " + d.title) << "\n";
-    out << indent << "  " << d.explanation << "\n";
-    out << indent << "  read: " << d.lesson << "\n";
+    parts.diagnoses.push_back(paint("33", "likely mistake [" + d.id + "]: " + d.title));
+    parts.diagnoses.push_back("  " + d.explanation);
+    parts.diagnoses.push_back("  read: " + d.lesson);
   }
+  return parts;
+}
+
+void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent) {
+  const FailureParts parts = failure_parts(c, style);
+  for (const auto* part : {&parts.checks, &parts.input, &parts.message, &parts.differences, &parts.diagnoses})
+    for (const std::string& line : *part) out << indent << line << "\n";
 }
 
 void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& style) {
