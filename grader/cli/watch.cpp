@@ -442,6 +442,18 @@ class Session {
     }
   }
 
+  // A short status for the learner (a save that changed nothing): on a terminal it goes
+  // into the frame's footer; otherwise it is printed as one line.
+  void note(const std::string& text) {
+    if (!o_.clear_screen) {
+      std::cout << text << std::endl;
+      return;
+    }
+    status_ = text;
+    show(view_);
+    status_.clear();
+  }
+
   std::string describe(const std::vector<std::string>& files) const {
     std::string text;
     for (size_t i = 0; i < files.size() && i < 3; ++i)
@@ -547,11 +559,15 @@ class Session {
       for (std::string line; std::getline(text, line);) lines.push_back(line);
       frame = page_frame("The stages, with your progress", lines, screen,
                          {paint("2", "Keys: l or v back to the verdict · n next stage · r rerun · q quit")});
-    } else if (last_result_) {
-      frame = verdict_frame(*last_result_, o_.style, screen, focus_, footer_);
     } else {
-      std::vector<Section> sections = {{verdict_lines_, 1}, {footer_, 0}};
-      frame = fit_frame(sections, screen);
+      std::vector<std::string> footer = footer_;
+      if (!status_.empty()) footer.insert(footer.begin(), status_);
+      if (last_result_) {
+        frame = verdict_frame(*last_result_, o_.style, screen, focus_, footer);
+      } else {
+        std::vector<Section> sections = {{verdict_lines_, 1}, {footer, 0}};
+        frame = fit_frame(sections, screen);
+      }
     }
     clear();
     for (const std::string& line : frame) std::cout << line << "\n";
@@ -582,6 +598,7 @@ class Session {
   std::vector<std::string> verdict_lines_;   // otherwise: the compile error or grader error
   std::vector<std::string> footer_;
   int focus_ = 0;                            // which failing case is shown in full
+  std::string status_;                       // a note shown once in the footer
   std::string how_;
   SourceSnapshot graded_;
   int rounds_ = 0;
@@ -661,7 +678,9 @@ int run_watch(const WatchOptions& o) {
       SourceSnapshot now_snapshot = snapshot_sources(o.folders);
       std::vector<std::string> changed = changed_files(session.graded(), now_snapshot);
       if (!changed.empty())
-        session.round(session.describe(changed));  // content unchanged: nothing to do
+        session.round(session.describe(changed));
+      else
+        session.note("Saved, but no source changed since the last build: nothing to do.");
     }
   }
   return session.exit_code();
