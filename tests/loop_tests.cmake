@@ -1,6 +1,7 @@
 # The learner's loop (issue 5): watch mode, progress between runs, autograder formats.
 
 kvcourse_test(watch_test SOURCES watch_test.cpp LIBS grader_core)
+kvcourse_test(view_test SOURCES view_test.cpp LIBS grader_core)
 kvcourse_test(formats_test SOURCES formats_test.cpp LIBS grader_core)
 kvcourse_test(progress_test SOURCES progress_test.cpp LIBS grader_core)
 
@@ -24,6 +25,4 @@ set_target_properties(runner-watch-sandbox PROPERTIES EXCLUDE_FROM_ALL TRUE)
 kvcourse_test(loop_cli_test SOURCES loop_cli_test.cpp LIBS nlohmann_json::nlohmann_json util)
 target_compile_definitions(loop_cli_test PRIVATE KVCOURSE_WATCH_SANDBOX="${KVCOURSE_WATCH_SANDBOX}")
 add_dependencies(loop_cli_test grader runner-learner runner-reference)
-if(TARGET runner-misbehaving)
-  add_dependencies(loop_cli_test runner-misbehaving)
-endif()
+add_dependencies(loop_cli_test runner-misbehaving)

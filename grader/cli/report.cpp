@@ -47,20 +47,24 @@ std::string seconds(double s) {
 }
 
 // The identified mistakes: bit for bit what each produces, on every graded case.
+std::vector<std::string> identified_lines(const std::vector<Diagnosis>& ds, const TextStyle& style) {
+  std::vector<std::string> lines;
+  if (ds.empty()) return lines;
+  Paint paint{style.color};
+  lines.push_back(paint("33", ds.size() == 1
+                                  ? "Identified: on every graded case your output is bit for bit what this known mistake gives:"
+                                  : "Identified: on every graded case your output is bit for bit what each of these known mistakes gives:"));
+  for (const Diagnosis& d : ds) {
+    lines.push_back("  " + paint("33", "[" + d.id + (d.parameter.empty() ? "" : ": " + d.parameter) + "] " + d.title));
+    lines.push_back("    " + d.explanation);
+    lines.push_back("    read: " + d.lesson);
+  }
+  return lines;
+}
+
 void print_identified(std::ostream& out, const std::vector<Diagnosis>& ds, const TextStyle& style,
                       const std::string& indent) {
-  if (ds.empty()) return;
-  Paint paint{style.color};
-  out << indent
-      << paint("33", ds.size() == 1 ? "Identified: on every graded case your output is bit for bit what this known mistake gives:"
-                                    : "Identified: on every graded case your output is bit for bit what each of these known mistakes gives:")
-      << "\n";
-  for (const Diagnosis& d : ds) {
-    out << indent << "  " << paint("33", "[" + d.id + (d.parameter.empty() ? "" : ": " + d.parameter) + "] " + d.title)
-        << "\n";
-    out << indent << "    " << d.explanation << "\n";
-    out << indent << "    read: " << d.lesson << "\n";
-  }
+  for (const std::string& line : identified_lines(ds, style)) out << indent << line << "\n";
 }
 
 }  // namespace
@@ -101,30 +105,41 @@ void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& 
   if (c.output_truncated) out << indent << style.output_label << " ... (more output was cut)\n";
 }
 
-void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent,
-                        bool with_diagnoses) {
+FailureParts failure_parts(const CaseResult& c, const TextStyle& style, bool with_diagnoses) {
   Paint paint{style.color};
+  FailureParts parts;
   // The message and the differences quote the code under test's answer: shown, never obeyed.
-  out << indent << "checks: " << visible_controls(c.checks) << "\n";
-  out << indent << "input:  " << visible_controls(c.input_summary) << "\n";
-  out << indent << paint("31", visible_controls(c.message)) << "\n";
+  parts.checks.push_back("checks: " + visible_controls(c.checks));
+  parts.input.push_back("input:  " + visible_controls(c.input_summary));
+  parts.message.push_back(paint("31", visible_controls(c.message)));
+  auto add_lines = [](std::vector<std::string>& to, const std::string& text) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) to.push_back(line);
+  };
   for (size_t i = 0; i < c.mismatches.size(); ++i) {
     const Mismatch& m = c.mismatches[i];
-    if (i > 0) out << indent << visible_controls(m.path + ": " + m.summary) << "\n";
-    if (!m.detail.empty() && i < 2) out << indent_lines(visible_controls(m.detail), indent);
+    if (i > 0) parts.differences.push_back(visible_controls(m.path + ": " + m.summary));
+    if (!m.detail.empty() && i < 2) add_lines(parts.differences, visible_controls(m.detail));
     if (i == 3 && c.mismatches.size() > 4) {
-      out << indent << "... and " << (c.mismatches.size() - 4) << " more differences\n";
+      parts.differences.push_back("... and " + std::to_string(c.mismatches.size() - 4) + " more differences");
       break;
     }
   }
   for (size_t i = 0; i < c.where.size(); ++i) {
-    const std::string lead = i == 0 ? "where: " : "       ";
-    std::istringstream lines(c.where[i]);
-    bool first = true;
-    for (std::string line; std::getline(lines, line); first = false)
-      out << indent << (first ? lead : "         ") << line << "\n";
+    std::vector<std::string> lines;
+    add_lines(lines, c.where[i]);
+    for (size_t j = 0; j < lines.size(); ++j)
+      parts.where.push_back((i == 0 && j == 0 ? "where: " : j == 0 ? "       " : "         ") + lines[j]);
   }
-  if (with_diagnoses) print_identified(out, c.diagnoses, style, indent);
+  if (with_diagnoses) parts.diagnoses = identified_lines(c.diagnoses, style);
+  return parts;
+}
+
+void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style, const std::string& indent,
+                        bool with_diagnoses) {
+  const FailureParts parts = failure_parts(c, style, with_diagnoses);
+  for (const auto* part : {&parts.checks, &parts.input, &parts.message, &parts.differences, &parts.where, &parts.diagnoses})
+    for (const std::string& line : *part) out << indent << line << "\n";
 }
 
 void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& style) {

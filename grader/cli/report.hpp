@@ -29,6 +29,19 @@ std::string visible_controls(const std::string& text);
 // printed, labelled.
 void print_case_failure(std::ostream& out, const CaseResult& c, const TextStyle& style,
                         const std::string& indent = "         ", bool with_diagnoses = true);
+
+// The same report in parts, lines without indent and with control characters made
+// visible, for a view that arranges them itself (the watch screen keeps the message and
+// the diagnoses and shortens the rest to fit).
+struct FailureParts {
+  std::vector<std::string> checks;       // what the case checks
+  std::vector<std::string> input;        // its input, on one line
+  std::vector<std::string> message;      // why it did not pass
+  std::vector<std::string> differences;  // the first differences, in detail
+  std::vector<std::string> where;        // where the output first departs (localize)
+  std::vector<std::string> diagnoses;    // the identified mistakes (with_diagnoses)
+};
+FailureParts failure_parts(const CaseResult& c, const TextStyle& style, bool with_diagnoses = true);
 void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& style,
                        const std::string& indent = "         ");
 

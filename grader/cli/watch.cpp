@@ -14,10 +14,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
-#include "sandbox/process.hpp"
 #include "cli/progress.hpp"
+#include "cli/view.hpp"
+#include "sandbox/process.hpp"
 #include "wire/tensor.hpp"
 
 namespace course {
@@ -379,6 +381,8 @@ std::string seconds_text(double s) {
 // One watch session: the stage on screen, what was last built, and the verdicts.
 class Session {
  public:
+  enum class View { verdict, hint, list };
+
   explicit Session(const WatchOptions& o, const std::string& how)
       : o_(o), stage_(o.stage), how_(how) {}
 
@@ -400,7 +404,6 @@ class Session {
       build = run_build(o_.rebuild_command);
     }
     if (build.ok && !quick) full_build_done_ = true;
-    clear();
     if (!build.ok) {
       show_compile_error(build);
     } else {
@@ -422,16 +425,33 @@ class Session {
         next_stage();
         break;
       case 'h':
-        show_hint();
+        show(view_ == View::hint ? View::verdict : View::hint);
         break;
       case 'l':
-        std::cout << "\n";
-        print_stage_list(std::cout, Progress::load(o_.progress_file));
-        std::cout << std::flush;
+        show(view_ == View::list ? View::verdict : View::list);
+        break;
+      case 'v':
+        show(View::verdict);
+        break;
+      case 'e':
+        ++focus_;
+        show(View::verdict);
         break;
       default:
         break;
     }
+  }
+
+  // A short status for the learner (a save that changed nothing): on a terminal it goes
+  // into the frame's footer; otherwise it is printed as one line.
+  void note(const std::string& text) {
+    if (!o_.clear_screen) {
+      std::cout << text << std::endl;
+      return;
+    }
+    status_ = text;
+    show(view_);
+    status_.clear();
   }
 
   std::string describe(const std::vector<std::string>& files) const {
@@ -472,14 +492,14 @@ class Session {
     try {
       result = grade_stage(*stage_, options);
     } catch (const std::exception& e) {
-      std::cout << "Stage " << stage_->number << " · " << stage_->slug << "\n"
-                << paint("31", std::string("The grader could not run this stage: ") + e.what())
-                << "\n";
+      verdict_lines_ = {"Stage " + std::to_string(stage_->number) + " · " + stage_->slug,
+                        paint("31", std::string("The grader could not run this stage: ") + e.what())};
       exit_code_ = 2;
-      footer(build_seconds, -1);
+      footer_ = footer(build_seconds, -1);
+      last_result_.reset();
+      show(View::verdict);
       return;
     }
-    print_stage_text(std::cout, result, o_.style);
     const bool passed = result.all_passed();
     exit_code_ = passed ? 0 : 1;
     if (o_.track_progress) {
@@ -487,42 +507,72 @@ class Session {
       progress.status[stage_->slug] = passed ? "passed" : "failing";
       progress.save(o_.progress_file);
     }
+    footer_ = footer(build_seconds, result.seconds);
     if (passed) {
-      std::cout << "\n"
-                << paint("1;32", "Stage " + std::to_string(stage_->number) + " (" + stage_->slug +
-                                     ") passes.");
       const Stage* next = next_stage_after(stage_);
-      if (next)
-        std::cout << " Press n for stage " << next->number << ", " << next->slug << ".";
-      else
-        std::cout << " That was the last stage.";
-      std::cout << "\n";
+      std::string line = paint("1;32", "Stage " + std::to_string(stage_->number) + " (" + stage_->slug + ") passes.");
+      line += next ? " Press n for stage " + std::to_string(next->number) + ", " + next->slug + "."
+                   : std::string(" That was the last stage.");
+      footer_.insert(footer_.begin(), line);
     }
-    footer(build_seconds, result.seconds);
+    last_result_ = std::move(result);
+    focus_ = 0;
+    show(View::verdict);
   }
 
   void show_compile_error(const BuildResult& build) {
-    std::cout << "Stage " << stage_->number << " · " << stage_->slug << " · " << stage_->title
-              << "\n"
-              << paint("1;31", "Your code does not compile.")
-              << " The compiler's first errors:\n\n";
+    verdict_lines_ = {"Stage " + std::to_string(stage_->number) + " · " + stage_->slug + " · " + stage_->title,
+                      paint("1;31", "Your code does not compile.") + " The compiler's first errors:", ""};
     std::istringstream errors(shown_path(trim_compiler_output(build.output, o_.folders)));
-    for (std::string line; std::getline(errors, line);) std::cout << "  " << line << "\n";
-    std::cout << "\n(all of the build's output: " << o_.rebuild_command << ")\n";
+    for (std::string line; std::getline(errors, line);) verdict_lines_.push_back("  " + line);
+    verdict_lines_.push_back("");
+    verdict_lines_.push_back("(all of the build's output: " + o_.rebuild_command + ")");
     exit_code_ = 1;
-    footer(build.seconds, -1);
+    footer_ = footer(build.seconds, -1);
+    last_result_.reset();
+    show(View::verdict);
   }
 
-  void footer(double build_seconds, double grade_seconds) {
+  std::vector<std::string> footer(double build_seconds, double grade_seconds) const {
     std::string folders;
     for (const fs::path& f : o_.folders)
       folders += (folders.empty() ? "" : ", ") + shown_path(f.string() + "/");
-    std::cout << "\nWatching " << folders << " (" << how_ << "). Rebuilt in "
-              << seconds_text(build_seconds);
-    if (grade_seconds >= 0) std::cout << ", graded in " << seconds_text(grade_seconds);
-    if (grade_seconds >= 0 && !o_.sandbox.empty()) std::cout << " (" << o_.sandbox << ")";
-    std::cout << ".\n"
-              << paint("2", "Keys: n next stage · h hint · l list · r rerun · q quit") << std::endl;
+    std::string line = "Watching " + folders + " (" + how_ + "). Rebuilt in " + seconds_text(build_seconds);
+    if (grade_seconds >= 0) line += ", graded in " + seconds_text(grade_seconds);
+    if (grade_seconds >= 0 && !o_.sandbox.empty()) line += " (" + o_.sandbox + ")";
+    return {line + ".", paint("2", "Keys: n next stage · e next failure · h hint · l list · r rerun · q quit")};
+  }
+
+  // Draws one whole frame: the screen is cleared first, and the frame fits it.
+  void show(View view) {
+    view_ = view;
+    const Screen screen = terminal_screen();
+    std::vector<std::string> frame;
+    if (view == View::hint) {
+      frame = page_frame(paint("33", "Hint for stage " + std::to_string(stage_->number) + ", " + stage_->slug),
+                         {stage_->hint, "", "Lesson: stages/" + stage_->folder + "/lesson.md"}, screen,
+                         {paint("2", "Keys: h or v back to the verdict · n next stage · r rerun · q quit")});
+    } else if (view == View::list) {
+      std::ostringstream list;
+      print_stage_list(list, Progress::load(o_.progress_file));
+      std::istringstream text(list.str());
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(text, line);) lines.push_back(line);
+      frame = page_frame("The stages, with your progress", lines, screen,
+                         {paint("2", "Keys: l or v back to the verdict · n next stage · r rerun · q quit")});
+    } else {
+      std::vector<std::string> footer = footer_;
+      if (!status_.empty()) footer.insert(footer.begin(), status_);
+      if (last_result_) {
+        frame = verdict_frame(*last_result_, o_.style, screen, focus_, footer);
+      } else {
+        std::vector<Section> sections = {{verdict_lines_, 1}, {footer, 0}};
+        frame = fit_frame(sections, screen);
+      }
+    }
+    clear();
+    for (const std::string& line : frame) std::cout << line << "\n";
+    std::cout << std::flush;
   }
 
   static const Stage* next_stage_after(const Stage* s) {
@@ -542,16 +592,14 @@ class Session {
     round("Stage " + std::to_string(stage_->number) + ", " + stage_->slug);
   }
 
-  void show_hint() {
-    const std::string& hint = stage_->hint;
-    std::cout << "\n"
-              << paint("33", "Hint for stage " + std::to_string(stage_->number) + ": ") << hint
-              << "\n"
-              << "Lesson: stages/" << stage_->folder << "/lesson.md" << std::endl;
-  }
-
   const WatchOptions& o_;
   const Stage* stage_;
+  View view_ = View::verdict;
+  std::optional<StageResult> last_result_;   // the last grading, when the code built
+  std::vector<std::string> verdict_lines_;   // otherwise: the compile error or grader error
+  std::vector<std::string> footer_;
+  int focus_ = 0;                            // which failing case is shown in full
+  std::string status_;                       // a note shown once in the footer
   std::string how_;
   SourceSnapshot graded_;
   int rounds_ = 0;
@@ -631,7 +679,9 @@ int run_watch(const WatchOptions& o) {
       SourceSnapshot now_snapshot = snapshot_sources(o.folders);
       std::vector<std::string> changed = changed_files(session.graded(), now_snapshot);
       if (!changed.empty())
-        session.round(session.describe(changed));  // content unchanged: nothing to do
+        session.round(session.describe(changed));
+      else
+        session.note("Saved, but no source changed since the last build: nothing to do.");
     }
   }
   return session.exit_code();
