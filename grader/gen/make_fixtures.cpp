@@ -14,6 +14,21 @@
 namespace fs = std::filesystem;
 using namespace course;
 
+namespace {
+
+// What a case that must throw expects: {"error": <the exception's type>}, the name the
+// runner reports for it.
+json expected_error(const CaseSpec& spec, const AdapterBinding& adapter) {
+  try {
+    adapter(spec.input);
+  } catch (const std::exception&) {
+    return {{"error", current_exception_type()}};
+  }
+  throw std::runtime_error(spec.stage + "/" + spec.name + ": the reference does not throw, and the case says it must");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Writes the course's fixtures from the reference implementation."};
   std::string out_dir, only_stage;
@@ -22,7 +37,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<CaseSpec> cases = cache_cases();
-  for (auto& c : decode_cases()) cases.push_back(std::move(c));
+  for (auto* more : {decode_cases, rollback_cases, paged_cases})
+    for (auto& c : more()) cases.push_back(std::move(c));
 
   std::map<std::string, std::set<fs::path>> written;
   try {
@@ -30,14 +46,19 @@ int main(int argc, char** argv) {
       if (!only_stage.empty() && spec.stage != only_stage) continue;
       auto it = adapter_table().find(spec.adapter);
       if (it == adapter_table().end()) throw std::runtime_error("no adapter " + spec.adapter);
-      json output = it->second(spec.input);
+      json output;
+      if (spec.expect_error) {
+        output = expected_error(spec, it->second);
+      } else {
+        output = it->second(spec.input);
+      }
       Fixture f;
       f.stage = spec.stage;
       f.name = spec.name;
       f.checks = spec.checks;
       f.adapter = spec.adapter;
       f.input = spec.input;
-      f.expected = spec.finalize ? spec.finalize(output) : output;
+      f.expected = spec.finalize && !spec.expect_error ? spec.finalize(output) : output;
       written[spec.stage].insert(write_fixture(fs::path(out_dir) / spec.stage, f));
     }
     // Remove fixtures of cases that no longer exist.
