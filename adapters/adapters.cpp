@@ -100,4 +100,16 @@ PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::v
   not_implemented("run_paged_fork (adapters/adapters.cpp)");
 }
 
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts) {
+  // run.logits: [n_requests][vocab]; run.ref_counts: [n_blocks]
+  // TODO: a BlockPool(n_blocks, 12) and a PrefixCache on it; per prompt: lookup, keep the
+  // cached length, make_room for the blocks the rest needs, paged_prefill the rest, insert,
+  // release; at the end the cache's entries and evicted keys and the pool's counts.
+  (void)model;
+  (void)n_blocks;
+  (void)prompts;
+  not_implemented("run_prefix_trace (adapters/adapters.cpp)");
+}
+
 }  // namespace course

@@ -170,4 +170,26 @@ PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::v
   return run;
 }
 
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts) {
+  BlockPool pool(n_blocks, n_layers);
+  PrefixCache cache(pool);
+  PrefixRun run;
+  for (const std::vector<int>& prompt : prompts) {
+    PagedSequence sequence = cache.lookup(prompt);
+    const int cached = sequence.length();  // whole blocks served from the cache
+    run.cached_tokens.push_back(cached);
+    const int needed = (int(prompt.size()) + block_size - 1) / block_size - int(sequence.block_table().size());
+    cache.make_room(needed);
+    run.logits.push_back(paged_prefill(model, sequence, std::span<const int>(prompt).subspan(size_t(cached))));
+    cache.insert(sequence, prompt);
+    sequence.release();
+  }
+  run.entries = cache.entries();
+  run.evicted = cache.evicted();
+  for (int b = 0; b < pool.n_blocks(); ++b) run.ref_counts.push_back(pool.ref_count(b));
+  run.free_blocks = pool.free_blocks();
+  return run;
+}
+
 }  // namespace course

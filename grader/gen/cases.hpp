@@ -27,6 +27,8 @@ std::vector<CaseSpec> cache_cases();     // cases_cache.cpp: stages 1-2
 std::vector<CaseSpec> decode_cases();    // cases_decode.cpp: stages 3-5
 std::vector<CaseSpec> rollback_cases();  // cases_rollback.cpp: stage 6
 std::vector<CaseSpec> paged_cases();     // cases_paged.cpp: stage 7
+std::vector<CaseSpec> prefix_cache_cases();  // cases_server.cpp: stage 8
+std::vector<CaseSpec> batching_cases();      // cases_server.cpp: stage 9
 
 // ---- Helpers the case files share (support.cpp) ---------------------------------------
 

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<CaseSpec> cases = cache_cases();
-  for (auto* more : {decode_cases, rollback_cases, paged_cases})
+  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases})
     for (auto& c : more()) cases.push_back(std::move(c));
 
   std::map<std::string, std::set<fs::path>> written;

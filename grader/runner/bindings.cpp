@@ -14,6 +14,7 @@ const AdapterTable& adapter_table() {
     register_decode_adapters(t);
     register_rollback_adapters(t);
     register_paged_adapters(t);
+    register_server_adapters(t);
     return t;
   }();
   return table;

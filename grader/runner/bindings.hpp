@@ -31,6 +31,7 @@ void register_cache_adapters(AdapterTable& table);   // stages 1-2: bindings_cac
 void register_decode_adapters(AdapterTable& table);  // stages 3-5: bindings_decode.cpp
 void register_rollback_adapters(AdapterTable& table);  // stage 6: bindings_rollback.cpp
 void register_paged_adapters(AdapterTable& table);     // stage 7: bindings_paged.cpp
+void register_server_adapters(AdapterTable& table);    // stages 8-9: bindings_server.cpp
 
 // Shared state prepared before cases run (e.g. model weights). `setup` is the JSON of a
 // setup request; an empty object is a no-op.

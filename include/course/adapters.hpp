@@ -10,6 +10,7 @@
 #include "course/decode.hpp"
 #include "course/kvcache.hpp"
 #include "course/paged.hpp"
+#include "course/prefix_cache.hpp"
 
 namespace course {
 
@@ -158,5 +159,28 @@ struct PagedForkRun {
 // of the prompt's own sequence, so that only the branches hold blocks.
 PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::vector<int>& prompt,
                             const std::vector<std::vector<int>>& branches);
+
+// ---- Stage prefix-cache -----------------------------------------------------------------
+
+struct PrefixRun {
+  std::vector<int> cached_tokens;          // [n_requests]: prompt tokens served from the cache
+  std::vector<std::vector<float>> logits;  // [n_requests][vocab]: each prompt's last position
+  std::vector<CachedBlock> entries;        // the cache after the last request (entries())
+  std::vector<BlockKey> evicted;           // every evicted key, in order
+  std::vector<int> ref_counts;             // [n_blocks], after the last request
+  int free_blocks = 0;
+};
+
+// Stage prefix-cache: a BlockPool(n_blocks, 12 layers) and a PrefixCache on it; then each
+// prompt in order, as one request that runs to its end before the next starts:
+//   sequence = cache.lookup(prompt)                    (cached_tokens = its length)
+//   cache.make_room(blocks the rest of the prompt needs)
+//   logits = paged_prefill(model, sequence, the prompt after the cached tokens)
+//   cache.insert(sequence, prompt);  sequence.release()
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts);
+
+// Stage continuous-batching has no adapter of its own: the runner calls serve()
+// (course/batching.hpp) directly.
 
 }  // namespace course

@@ -135,6 +135,16 @@ class PagedSequence {
   // Gives every block back (one reference each) and leaves the sequence empty.
   void release();
 
+  // Stage 8: an empty sequence starts with shared, full blocks (a cached prefix): each is
+  // retained, and length() becomes block_size per block. Given, not graded.
+  void adopt(std::span<const int> blocks) {
+    if (length_ != 0 || !table_.empty())
+      throw std::logic_error("PagedSequence::adopt: the sequence is not empty");
+    for (int block : blocks) pool_->retain(block);
+    table_.assign(blocks.begin(), blocks.end());
+    length_ = int(blocks.size()) * block_size;
+  }
+
  private:
   BlockPool* pool_;
   std::vector<int> table_;  // block ids, in position order
