@@ -31,6 +31,22 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return buf;
 }
 
+// A case whose adapter must throw (a crop beyond the length): it passes only by throwing
+// exactly the expected type.
+void judge_expected_error(const std::string& expected_type, const std::string& status, const json& response,
+                          CaseResult& r) {
+  const std::string type = response.value("type", std::string());
+  if (status == "exception" && type == expected_type) {
+    r.status = CaseStatus::passed;
+    return;
+  }
+  r.status = CaseStatus::failed;
+  if (status == "exception")
+    r.message = "expected " + expected_type + " to be thrown, got " + type + ": " + response.value("what", std::string());
+  else
+    r.message = "expected " + expected_type + " to be thrown; the code returned normally";
+}
+
 // Turns one exchange with the runner into the case's verdict.
 void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
   r.output = ex.output;
@@ -66,6 +82,10 @@ void judge(const Stage& stage, const Fixture& fx, const Exchange& ex, const Grad
   if (status == "not_implemented") {
     r.status = CaseStatus::not_implemented;
     r.message = "not implemented yet: " + what;
+    return;
+  }
+  if (fx.expected.is_object() && fx.expected.size() == 1 && fx.expected.contains("error")) {
+    judge_expected_error(fx.expected["error"].get<std::string>(), status, response, r);
     return;
   }
   if (status == "exception") {
