@@ -11,8 +11,9 @@
 namespace course {
 
 std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
-  // TODO: run the plan on a std::vector<KVCache>, then snapshot every cache through
-  // key(h, p) / value(h, p) in [12, seq, 64] order (head outermost, then pos, then dim).
+  // TODO: run the plan on a std::vector<KVCache> (from stage 6 on, `crop` steps too), then
+  // snapshot every cache through key(h, p) / value(h, p) in [12, seq, 64] order (head
+  // outermost, then pos, then dim).
   (void)plan;
   not_implemented("run_cache_plan (adapters/adapters.cpp)");
 }
@@ -61,6 +62,55 @@ ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& pref
   (void)prefix;
   (void)suffixes;
   not_implemented("run_prefix_reuse (adapters/adapters.cpp)");
+}
+
+SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt,
+                        const std::vector<SpecRound>& rounds) {
+  // run.logits: [n_rounds, vocab], one row per round's `next`
+  // TODO: prefill the prompt into run.prompt_cache; run.cache = its clone(); per round:
+  // n = length, decode_step each draft token, crop(n + accepted), decode_step(next) and keep
+  // its logits.
+  (void)model;
+  (void)prompt;
+  (void)rounds;
+  not_implemented("run_speculative (adapters/adapters.cpp)");
+}
+
+PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
+  // result.sequences: [n_sequences]; each snapshot's keys/values: [12, length, 64] of layer 0
+  // TODO: BlockPool pool(n_blocks, 1) and a std::vector<PagedSequence>; run the plan
+  // (append = grow(1) then write(0, length - 1, k, v)), recording in `exhausted` the index
+  // of every step that throws PoolExhausted; then snapshot every sequence (length, table,
+  // layer 0 read through key(0, h, p) / value(0, h, p)) and the pool's ref counts and free
+  // blocks.
+  (void)n_blocks;
+  (void)plan;
+  not_implemented("run_paged_plan (adapters/adapters.cpp)");
+}
+
+PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::vector<int>& prompt,
+                            const std::vector<std::vector<int>>& branches) {
+  // run.logits: [n_branches][n_steps * vocab]
+  // TODO: run.pool = a BlockPool(n_blocks, 12); paged_prefill the prompt into a root
+  // sequence; per branch, fork the root and paged_decode_step its tokens (keep the logits);
+  // release the root at the end.
+  (void)model;
+  (void)n_blocks;
+  (void)prompt;
+  (void)branches;
+  not_implemented("run_paged_fork (adapters/adapters.cpp)");
+}
+
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts) {
+  // run.logits: [n_requests][vocab]; run.ref_counts: [n_blocks]
+  // TODO: a BlockPool(n_blocks, 12) and a PrefixCache on it; per prompt: lookup, keep the
+  // cached length, make_room for the blocks the rest needs, paged_prefill the rest, insert,
+  // release; at the end the cache's entries and evicted keys and the pool's counts.
+  (void)model;
+  (void)n_blocks;
+  (void)prompts;
+  not_implemented("run_prefix_trace (adapters/adapters.cpp)");
 }
 
 }  // namespace course

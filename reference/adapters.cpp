@@ -10,6 +10,7 @@ std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
       case CacheOp::Kind::create: caches.emplace_back(); break;
       case CacheOp::Kind::append: caches.at(op.cache).append(op.k, op.v); break;
       case CacheOp::Kind::clone: caches.push_back(caches.at(op.cache).clone()); break;
+      case CacheOp::Kind::crop: caches.at(op.cache).crop(op.n); break;
     }
   }
   std::vector<CacheSnapshot> snapshots;
@@ -88,6 +89,109 @@ ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& pref
     run.continued.push_back(continue_from(model, run.saved, suffix));
     run.saved_rows.push_back(shape_rows(run.saved.cache));
   }
+  return run;
+}
+
+SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt,
+                        const std::vector<SpecRound>& rounds) {
+  SpecRun run;
+  prefill(model, run.prompt_cache, prompt);
+  run.cache = run.prompt_cache.clone();  // speculate on a copy: the prompt's cache stays as it is
+  for (const SpecRound& round : rounds) {
+    const int n = run.cache.layer(0).length();
+    for (int token : round.draft) decode_step(model, run.cache, token);
+    run.cache.crop(n + round.accepted);  // forget the rejected drafts
+    std::vector<float> step = decode_step(model, run.cache, round.next);  // [vocab]
+    run.logits.insert(run.logits.end(), step.begin(), step.end());
+  }
+  return run;
+}
+
+namespace {
+
+// Layer 0 of a sequence in the logical [12, length, 64] order.
+PagedSnapshot snapshot(const PagedSequence& seq) {
+  PagedSnapshot s;
+  s.length = seq.length();
+  s.block_table = seq.block_table();
+  for (int h = 0; h < n_heads; ++h) {
+    for (int p = 0; p < seq.length(); ++p) {
+      auto k = seq.key(0, h, p);
+      auto v = seq.value(0, h, p);
+      s.keys.insert(s.keys.end(), k.begin(), k.end());
+      s.values.insert(s.values.end(), v.begin(), v.end());
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
+  BlockPool pool(n_blocks, 1);
+  std::vector<PagedSequence> seqs;
+  PagedPlanResult result;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PagedOp& op = plan[i];
+    try {
+      switch (op.kind) {
+        case PagedOp::Kind::create: seqs.emplace_back(pool); break;
+        case PagedOp::Kind::append: {
+          PagedSequence& seq = seqs.at(size_t(op.sequence));
+          seq.grow(1);
+          seq.write(0, seq.length() - 1, op.k, op.v);
+          break;
+        }
+        case PagedOp::Kind::fork: seqs.push_back(seqs.at(size_t(op.sequence)).fork()); break;
+        case PagedOp::Kind::release: seqs.at(size_t(op.sequence)).release(); break;
+      }
+    } catch (const PoolExhausted&) {
+      result.exhausted.push_back(int(i));  // nothing changed; the plan goes on
+    }
+  }
+  for (const PagedSequence& seq : seqs) result.sequences.push_back(snapshot(seq));
+  for (int b = 0; b < pool.n_blocks(); ++b) result.ref_counts.push_back(pool.ref_count(b));
+  result.free_blocks = pool.free_blocks();
+  return result;
+}
+
+PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::vector<int>& prompt,
+                            const std::vector<std::vector<int>>& branches) {
+  PagedForkRun run;
+  run.pool = std::make_unique<BlockPool>(n_blocks, n_layers);
+  PagedSequence root(*run.pool);
+  run.prompt_logits = paged_prefill(model, root, prompt);
+  for (const std::vector<int>& tokens : branches) {
+    run.branches.push_back(root.fork());
+    std::vector<float>& logits = run.logits.emplace_back();  // [n_steps * vocab]
+    for (int token : tokens) {
+      std::vector<float> step = paged_decode_step(model, run.branches.back(), token);
+      logits.insert(logits.end(), step.begin(), step.end());
+    }
+  }
+  root.release();
+  return run;
+}
+
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts) {
+  BlockPool pool(n_blocks, n_layers);
+  PrefixCache cache(pool);
+  PrefixRun run;
+  for (const std::vector<int>& prompt : prompts) {
+    PagedSequence sequence = cache.lookup(prompt);
+    const int cached = sequence.length();  // whole blocks served from the cache
+    run.cached_tokens.push_back(cached);
+    const int needed = (int(prompt.size()) + block_size - 1) / block_size - int(sequence.block_table().size());
+    cache.make_room(needed);
+    run.logits.push_back(paged_prefill(model, sequence, std::span<const int>(prompt).subspan(size_t(cached))));
+    cache.insert(sequence, prompt);
+    sequence.release();
+  }
+  run.entries = cache.entries();
+  run.evicted = cache.evicted();
+  for (int b = 0; b < pool.n_blocks(); ++b) run.ref_counts.push_back(pool.ref_count(b));
+  run.free_blocks = pool.free_blocks();
   return run;
 }
 

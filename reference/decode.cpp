@@ -18,7 +18,7 @@ void check_token(const gpt2::Model& model, int token) {
 }
 
 // Copies a layer's head h of positions 0 .. n-1 into [n, head_dim] rows.
-void gather_head(const KVCache& cache, int h, int n, bool keys, std::vector<float>& rows) {
+void gather_head(const KVView& cache, int h, int n, bool keys, std::vector<float>& rows) {
   rows.resize(size_t(n) * head_dim);
   for (int j = 0; j < n; ++j) {
     std::span<const float> src = keys ? cache.key(h, j) : cache.value(h, j);
@@ -28,7 +28,7 @@ void gather_head(const KVCache& cache, int h, int n, bool keys, std::vector<floa
 
 // One query row (position p = n_visible - 1) against positions 0 .. n_visible-1 of the
 // cache, and positions n_visible .. n_total-1 masked out with -inf.
-void attend_row(const float* q, const KVCache& cache, int n_visible, int n_total, float* out) {
+void attend_row(const float* q, const KVView& cache, int n_visible, int n_total, float* out) {
   const float scale = gpt2::attention_scale(head_dim);
   std::vector<float> scores(static_cast<size_t>(n_total));  // [n_total]
   std::vector<float> values;                    // [n_total, head_dim]
@@ -46,7 +46,7 @@ void attend_row(const float* q, const KVCache& cache, int n_visible, int n_total
 
 }  // namespace
 
-void attend_one(std::span<const float> q, const KVCache& cache, std::span<float> out) {
+void attend_one(std::span<const float> q, const KVView& cache, std::span<float> out) {
   const int n = cache.length();
   if (n < 1) throw std::invalid_argument("attend_one: the cache is empty");
   if (q.size() != size_t(d_model) || out.size() != size_t(d_model))
@@ -72,7 +72,7 @@ std::vector<float> decode_step(const gpt2::Model& model, ModelCache& cache, int 
   return logits;
 }
 
-void attend_causal(std::span<const float> q, int n_rows, const KVCache& cache, std::span<float> out) {
+void attend_causal(std::span<const float> q, int n_rows, const KVView& cache, std::span<float> out) {
   const int n_total = cache.length();
   if (n_rows < 1 || n_rows > n_total)
     throw std::invalid_argument("attend_causal: " + std::to_string(n_rows) + " query rows for a cache of " +

@@ -31,6 +31,16 @@ std::span<const float> KVCache::value(int head, int pos) const {
   return std::span<const float>(values_).subspan(size_t(pos) * d_model + size_t(head) * head_dim, head_dim);
 }
 
+void KVCache::crop(int n) {
+  if (n < 0 || n > length_)
+    throw std::out_of_range("KVCache::crop(" + std::to_string(n) + ") on a cache of " + std::to_string(length_) +
+                            " positions");
+  // Rows n, n+1, ... go: the next append lands at row n, not after stale rows.
+  keys_.resize(size_t(n) * d_model);
+  values_.resize(size_t(n) * d_model);
+  length_ = n;
+}
+
 ModelCache::ModelCache() {
   layers_.reserve(n_layers);
   for (int l = 0; l < n_layers; ++l) layers_.push_back(std::make_shared<KVCache>());  // twelve distinct caches
@@ -40,6 +50,15 @@ ModelCache ModelCache::clone() const {
   ModelCache copy;
   for (int l = 0; l < n_layers; ++l) copy.layers_[l] = std::make_shared<KVCache>(layers_[l]->clone());
   return copy;
+}
+
+void ModelCache::crop(int n) {
+  // Check every layer before changing any, so that a bad n leaves the cache as it was.
+  for (int l = 0; l < n_layers; ++l)
+    if (n < 0 || n > layers_[l]->length())
+      throw std::out_of_range("ModelCache::crop(" + std::to_string(n) + "): layer " + std::to_string(l) +
+                              " holds " + std::to_string(layers_[l]->length()) + " positions");
+  for (int l = 0; l < n_layers; ++l) layers_[l]->crop(n);
 }
 
 }  // namespace course

@@ -31,7 +31,7 @@
 
 namespace course {
 
-void attend_one(std::span<const float> q, const KVCache& cache, std::span<float> out) {
+void attend_one(std::span<const float> q, const KVView& cache, std::span<float> out) {
   // q:      [d_model]                 head h in q[h*64 .. h*64+63]
   // cache:  [n_heads, seq, head_dim]  read through cache.key(h, j) / cache.value(h, j)
   // out:    [d_model]                 head h in out[h*64 .. h*64+63]
@@ -57,7 +57,7 @@ std::vector<float> decode_step(const gpt2::Model& model, ModelCache& cache, int 
   not_implemented("decode_step (src/decode.cpp)");
 }
 
-void attend_causal(std::span<const float> q, int n_rows, const KVCache& cache,
+void attend_causal(std::span<const float> q, int n_rows, const KVView& cache,
                    std::span<float> out) {
   // q:      [n_rows, d_model]         row r is position p = cache.length() - n_rows + r
   // cache:  [n_heads, seq, head_dim]  already holds every row's k and v

@@ -1,4 +1,5 @@
-// Your KV cache: stages 1 (cache-structure) and 2 (multi-layer-cache).
+// Your KV cache: stages 1 (cache-structure), 2 (multi-layer-cache) and the crop of
+// stage 6 (rollback).
 //
 // The class declarations are in include/course/kvcache.hpp; read them first. You write
 // the member functions here. Storage is already chosen for you in the header:
@@ -49,6 +50,13 @@ std::span<const float> KVCache::value(int head, int pos) const {
   not_implemented("KVCache::value (src/kvcache.cpp)");
 }
 
+void KVCache::crop(int n) {
+  // TODO: stage 6: keep positions 0 .. n-1 (throw std::out_of_range unless 0 <= n <= length):
+  // shrink keys_ and values_ to n rows too, so the next append becomes position n.
+  (void)n;
+  not_implemented("KVCache::crop (src/kvcache.cpp)");
+}
+
 ModelCache::ModelCache() {
   // TODO: fill layers_ with n_layers (12) separate, empty KVCaches.
   not_implemented("ModelCache::ModelCache (src/kvcache.cpp)");
@@ -57,6 +65,13 @@ ModelCache::ModelCache() {
 ModelCache ModelCache::clone() const {
   // TODO: a new ModelCache whose every layer is a clone() of this one's layer.
   not_implemented("ModelCache::clone (src/kvcache.cpp)");
+}
+
+void ModelCache::crop(int n) {
+  // TODO: stage 6: check that every layer holds at least n positions (std::out_of_range
+  // otherwise, before changing anything), then crop every layer to n.
+  (void)n;
+  not_implemented("ModelCache::crop (src/kvcache.cpp)");
 }
 
 }  // namespace course

@@ -156,7 +156,8 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
 
 INSTANTIATE_TEST_SUITE_P(stages, catalogue,
                          testing::Values("cache-structure", "multi-layer-cache", "one-token", "prefill",
-                                         "prefix-reuse"),
+                                         "prefix-reuse", "rollback", "paged-cache", "prefix-cache",
+                                         "continuous-batching"),
                          [](const testing::TestParamInfo<std::string>& p) {
                            std::string s = p.param;
                            std::replace(s.begin(), s.end(), '-', '_');
@@ -165,7 +166,9 @@ INSTANTIATE_TEST_SUITE_P(stages, catalogue,
 
 // Every stage of the course has its catalogue here, and every golden file its mistake.
 TEST(catalogue_files, every_stage_is_covered_and_no_golden_file_is_stale) {
-  std::set<std::string> covered = {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"};
+  std::set<std::string> covered = {"cache-structure", "multi-layer-cache", "one-token",   "prefill",
+                                   "prefix-reuse",    "rollback",          "paged-cache", "prefix-cache",
+                                   "continuous-batching"};
   for (const auto& s : course::stage_table()) EXPECT_TRUE(covered.count(s.slug)) << s.slug << " is not graded here";
   for (const auto& e : fs::directory_iterator(source_dir() / "tests/golden"))
     EXPECT_TRUE(fs::exists(source_dir() / "tests/buggy" / (e.path().stem().string() + ".mistake")))

@@ -18,9 +18,38 @@ struct CaseSpec {
   json input;
   // Turns the adapter's output into what the fixture stores (default: as is).
   std::function<json(const json& output)> finalize;
+  // The adapter must throw: the fixture expects {"error": <the exception's type>}, and a
+  // runner passes the case only by throwing an exception of that type.
+  bool expect_error = false;
 };
 
-std::vector<CaseSpec> cache_cases();   // cases_cache.cpp: stages 1-2
-std::vector<CaseSpec> decode_cases();  // cases_decode.cpp: stages 3-5
+std::vector<CaseSpec> cache_cases();     // cases_cache.cpp: stages 1-2
+std::vector<CaseSpec> decode_cases();    // cases_decode.cpp: stages 3-5
+std::vector<CaseSpec> rollback_cases();  // cases_rollback.cpp: stage 6
+std::vector<CaseSpec> paged_cases();     // cases_paged.cpp: stage 7
+std::vector<CaseSpec> prefix_cache_cases();  // cases_server.cpp: stage 8
+std::vector<CaseSpec> batching_cases();      // cases_server.cpp: stage 9
+
+// ---- Helpers the case files share (support.cpp) ---------------------------------------
+
+// Stage 1's self-describing row of append number `append_id`:
+//   k[h*64 + d] = append_id * 768 + h * 64 + d + 1,  v = -k
+// (integers below 2^24, exact in float32), as {"k": tensor, "v": tensor}.
+json describing_row(int append_id);
+
+// The generator checks what a stage promises while it writes the fixtures: a broken
+// promise stops it with this message.
+void require(bool ok, const std::string& what);
+bool same_bits(const std::vector<float>& a, const float* b, size_t n);
+
+// Runs one adapter of the reference in-process.
+json run_adapter(const std::string& name, const json& input);
+
+// Logits, and a cache's K and V, as digest tensors (wire/digest.hpp): what a GPT-2 fixture
+// keeps. digest_cache turns "keys", "values" and "logits" (when present) of an object.
+json digest_logits(const json& tensor);
+json digest_cache(json out);
+
+std::vector<int> concat(const std::vector<int>& a, const std::vector<int>& b);
 
 }  // namespace course

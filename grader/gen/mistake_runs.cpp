@@ -37,6 +37,7 @@ std::map<std::string, std::string> header_of(const fs::path& file) {
 struct Answer {
   bool ok = false;
   json output;
+  std::string thrown;  // the exception's type, when it threw (unexpectedly) instead of returning
   std::string problem;
 };
 
@@ -61,9 +62,17 @@ std::vector<Answer> run_variant(const VariantFile& v, const Stage& stage,
       a.problem = ex.outcome == Exchange::Outcome::timeout ? "it timed out" : "it " + ex.death;
     } else {
       json response = json::parse(ex.response, nullptr, false);
+      const std::string error = expected_error_type(fx);
       if (response.is_object() && response.value("status", "") == "ok" && response.contains("output")) {
         a.ok = true;
         a.output = std::move(response["output"]);
+      } else if (!error.empty() && response.is_object() && response.value("status", "") == "exception" &&
+                 response.value("type", "") == error) {
+        a.ok = true;  // threw what the case expects: its output is the expected one
+        a.output = fx.expected;
+      } else if (response.is_object() && response.value("status", "") == "exception") {
+        a.ok = true;  // a mistake may throw where the reference does not: recorded by the type
+        a.thrown = response.value("type", "");
       } else {
         a.problem = "it answered " + short_json(response);
       }
@@ -75,6 +84,7 @@ std::vector<Answer> run_variant(const VariantFile& v, const Stage& stage,
 }
 
 std::string record_output(const Fixture& fx, const Answer& a) {
+  if (!a.thrown.empty()) return exception_digest(a.thrown);
   if (compare_outputs(fx.expected, a.output).empty()) return kMistakePasses;
   return output_digest(fx.expected, a.output);
 }

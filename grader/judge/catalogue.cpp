@@ -15,6 +15,10 @@ constexpr const char* kLesson2 = "stages/02-multi-layer-cache/lesson.md#";
 constexpr const char* kLesson3 = "stages/03-one-token/lesson.md#";
 constexpr const char* kLesson4 = "stages/04-prefill/lesson.md#";
 constexpr const char* kLesson5 = "stages/05-prefix-reuse/lesson.md#";
+constexpr const char* kLesson6 = "stages/06-rollback/lesson.md#";
+constexpr const char* kLesson7 = "stages/07-paged-cache/lesson.md#";
+constexpr const char* kLesson8 = "stages/08-prefix-cache/lesson.md#";
+constexpr const char* kLesson9 = "stages/09-continuous-batching/lesson.md#";
 
 struct Entry {
   const char* id;
@@ -170,6 +174,67 @@ const Entry kEntries[] = {
     {"dec.saved_rows_read_from_continuation", "saved rows read from the continuation",
      "run_prefix_reuse records the continuation's shape rows where the saved cache's belong",
      kLesson5, "mistake-the-saved-rows-read-from-the-wrong-cache"},
+    // ---- rollback
+    {"rb.crop_keeps_last", "crop keeps the last n",
+     "KVCache::crop(n) erases positions from the front and keeps the last n, not the first n",
+     kLesson6, "mistake-keeping-the-last-n"},
+    {"rb.crop_one_layer", "crop in layer 0 only",
+     "ModelCache::crop crops layer 0; the other eleven layers keep the rejected positions",
+     kLesson6, "mistake-cropping-one-layer"},
+    {"rb.crop_keeps_stale_rows", "crop keeps the stale rows",
+     "KVCache::crop lowers the length but leaves the rows in the buffers, so the next append lands after the rejected ones",
+     kLesson6, "mistake-a-length-that-forgets-rows-that-remember"},
+    {"rb.speculate_on_shared_copy", "speculation on a shared copy",
+     "run_speculative speculates on a copy that shares the prompt's layers, so cropping and decoding change the prompt's cache too",
+     kLesson6, "mistake-cropping-the-original"},
+    {"rb.crop_accepted_off_by_one", "crop one short",
+     "a round crops to n + accepted - 1, dropping the last accepted draft token as well",
+     kLesson6, "mistake-off-by-one-at-the-accepted-length"},
+    // ---- paged-cache
+    {"pg.no_copy_on_write", "no copy-on-write",
+     "grow never copies a shared, partly filled last block, so a fork writes into a block its sibling still reads",
+     kLesson7, "mistake-no-copy-on-write"},
+    {"pg.new_block_one_early", "new block one position early",
+     "grow counts one position too many when it sizes the block table: 15 positions already take a second block",
+     kLesson7, "mistake-off-by-one-at-the-block-boundary"},
+    {"pg.release_leaks_blocks", "release leaks blocks",
+     "release() gives back only the last block of the table; the others stay allocated",
+     kLesson7, "mistake-leaking-blocks-on-release"},
+    {"pg.release_frees_shared", "release frees shared blocks",
+     "BlockPool::release frees a block outright while other sequences still hold it",
+     kLesson7, "mistake-freeing-a-shared-block"},
+    {"pg.contiguous_table", "blocks assumed contiguous",
+     "key(), value() and write() use block table_[0] + pos / 16, as if a sequence's blocks were consecutive in the pool",
+     kLesson7, "mistake-assuming-the-blocks-are-contiguous"},
+    // ---- prefix-cache
+    {"pc.key_without_parent", "block key without its parent",
+     "each block is keyed by its own 16 tokens only, so equal blocks after different pasts collide",
+     kLesson8, "mistake-a-key-of-the-blocks-own-tokens"},
+    {"pc.cache_partial_block", "partial block cached",
+     "insert() also caches the sequence's last, partly filled block under the tokens it holds so far",
+     kLesson8, "mistake-reusing-a-partly-filled-block"},
+    {"pc.evict_lowest_block", "wrong eviction order",
+     "make_room evicts in block id order instead of least recently used, deepest first",
+     kLesson8, "mistake-the-wrong-eviction-order"},
+    {"pc.recompute_cached", "cached prefix recomputed",
+     "the trace computes every prompt in full on a fresh sequence: the right logits, with the cached positions through the model again",
+     kLesson8, "mistake-counting-reused-positions-as-computed"},
+    // ---- continuous-batching
+    {"cb.attends_other_sequence", "attends over another sequence",
+     "decode_batch attends every row over the first sequence of the batch",
+     kLesson9, "mistake-reading-another-sequences-blocks"},
+    {"cb.positions_from_batch_index", "positions from the batch index",
+     "decode_batch takes a row's position from its place in the batch, not from its sequence's length",
+     kLesson9, "mistake-positions-from-the-batch"},
+    {"cb.decodes_finished_request", "a finished request decoded again",
+     "a request retires one step late, so it is decoded once more than its budget",
+     kLesson9, "mistake-decoding-a-finished-request"},
+    {"cb.retire_without_release", "finished request keeps its blocks",
+     "a finished request leaves the batch without releasing its sequence's blocks",
+     kLesson9, "mistake-not-releasing"},
+    {"cb.admission_ignores_commitments", "admission ignores commitments",
+     "admission counts the free blocks of the moment, not those the running sequences will still need",
+     kLesson9, "mistake-admission-that-ignores-the-pool"},
 };
 // clang-format on
 

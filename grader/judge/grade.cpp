@@ -36,6 +36,22 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return buf;
 }
 
+// A case whose adapter must throw (a crop beyond the length): it passes only by throwing
+// exactly the expected type.
+void judge_expected_error(const std::string& expected_type, const std::string& status, const json& response,
+                          CaseResult& r) {
+  const std::string type = response.value("type", std::string());
+  if (status == "exception" && type == expected_type) {
+    r.status = CaseStatus::passed;
+    return;
+  }
+  r.status = CaseStatus::failed;
+  if (status == "exception")
+    r.message = "expected " + expected_type + " to be thrown, got " + type + ": " + response.value("what", std::string());
+  else
+    r.message = "expected " + expected_type + " to be thrown; the code returned normally";
+}
+
 // Turns one exchange with the runner into the case's verdict.
 void judge(const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
   r.output = ex.output;
@@ -72,10 +88,20 @@ void judge(const Fixture& fx, const Exchange& ex, const GradeOptions& options, C
     r.message = "not implemented yet: " + what;
     return;
   }
+  if (const std::string type = expected_error_type(fx); !type.empty()) {
+    judge_expected_error(type, status, response, r);
+    // A normal return is an output like any other: its digest identifies a mistake.
+    if (r.status == CaseStatus::failed && status == "ok" && response.contains("output"))
+      r.digest = failed_answer_evidence(fx, response["output"]).digest;
+    else if (r.status == CaseStatus::failed)
+      r.digest = exception_digest(answer.type);
+    return;
+  }
   if (status == "exception") {
     r.status = CaseStatus::exception;
     r.message = "the code under test threw " + (answer.type.empty() ? std::string("an exception") : answer.type) +
                 (what.empty() ? "" : ": " + what);
+    r.digest = exception_digest(answer.type);  // what the catalogue records for a mistake that throws
     return;
   }
   if (status != "ok" || !response.contains("output")) {

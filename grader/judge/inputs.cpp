@@ -1,5 +1,6 @@
 #include "judge/inputs.hpp"
 
+#include <cstdint>
 #include <map>
 
 namespace course {
@@ -80,12 +81,16 @@ void check_cache_plan(const json& input) {
       ++n_caches;
       continue;
     }
-    if (op != "append" && op != "clone")
-      bad(at(where, "op"), "must be \"create\", \"append\" or \"clone\", not " + json_excerpt(op, 40));
+    if (op != "append" && op != "clone" && op != "crop")
+      bad(at(where, "op"), "must be \"create\", \"append\", \"clone\" or \"crop\", not " + json_excerpt(op, 40));
     if (n_caches == 0) bad(where, "names a cache before any was created");
     whole(field(plan[i], where, "cache"), at(where, "cache"), 0, n_caches - 1);
     if (op == "clone") {
       ++n_caches;
+      continue;
+    }
+    if (op == "crop") {  // any n: a crop beyond the length is the case's point (it must throw)
+      whole(field(plan[i], where, "n"), at(where, "n"), INT32_MIN, INT32_MAX);
       continue;
     }
     model_dim_floats(tensor_at(field(plan[i], where, "k"), at(where, "k")), at(where, "k"));
@@ -146,6 +151,78 @@ void check_prefix_reuse(const json& input) {
   check_token_lists(input, "suffixes");
 }
 
+// Stage rollback: a prompt, then rounds of draft tokens, how many were accepted, and the
+// token that follows them.
+void check_speculative(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_tokens(input, "prompt", "input");
+  const json& rounds = field(input, "input", "rounds");
+  if (!rounds.is_array() || rounds.empty()) bad("input.rounds", "must be a non-empty list");
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const std::string where = at("input.rounds", i);
+    const json& draft = field(rounds[i], where, "draft");
+    whole_list(draft, at(where, "draft"), 0, kInputVocab - 1, 0);
+    whole(field(rounds[i], where, "accepted"), at(where, "accepted"), 0, int64_t(draft.size()));
+    whole(field(rounds[i], where, "next"), at(where, "next"), 0, kInputVocab - 1);
+  }
+}
+
+// Stage paged-cache: a pool of one-layer blocks and a plan over its sequences.
+void check_paged_plan(const json& input) {
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputPlanBlocks);
+  const json& plan = field(input, "input", "plan");
+  if (!plan.is_array()) bad("input.plan", "must be a list of steps");
+  int64_t n_sequences = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::string where = at("input.plan", i);
+    const json& op = field(plan[i], where, "op");
+    if (op == "create") {
+      ++n_sequences;
+      continue;
+    }
+    if (op != "append" && op != "fork" && op != "release")
+      bad(at(where, "op"), "must be \"create\", \"append\", \"fork\" or \"release\", not " + json_excerpt(op, 40));
+    if (n_sequences == 0) bad(where, "names a sequence before any was created");
+    whole(field(plan[i], where, "sequence"), at(where, "sequence"), 0, n_sequences - 1);
+    if (op == "fork") ++n_sequences;
+    if (op != "append") continue;
+    model_dim_floats(tensor_at(field(plan[i], where, "k"), at(where, "k")), at(where, "k"));
+    model_dim_floats(tensor_at(field(plan[i], where, "v"), at(where, "v")), at(where, "v"));
+  }
+}
+
+// Stage paged-cache, with GPT-2: a prompt, then branches forked from it.
+void check_paged_fork(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  check_tokens(input, "prompt", "input");
+  check_token_lists(input, "branches");
+}
+
+// Stage prefix-cache: prompts served in order through one prefix cache.
+void check_prefix_trace(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  const json& prompts = field(input, "input", "prompts");
+  if (!prompts.is_array() || prompts.size() > size_t(kInputMaxRequests)) bad("input.prompts", "must be a list of 1 to 64 prompts");
+  check_token_lists(input, "prompts");
+}
+
+// Stage continuous-batching: requests with their arrival step and token budget.
+void check_serve(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  const json& requests = field(input, "input", "requests");
+  if (!requests.is_array() || requests.empty() || requests.size() > size_t(kInputMaxRequests))
+    bad("input.requests", "must be a list of 1 to 64 requests");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::string where = at("input.requests", i);
+    whole_list(field(requests[i], where, "prompt"), at(where, "prompt"), 0, kInputVocab - 1, 1);
+    whole(field(requests[i], where, "max_new_tokens"), at(where, "max_new_tokens"), 1, 256);
+    whole(field(requests[i], where, "arrival"), at(where, "arrival"), 0, 1000);
+  }
+}
+
 using InputCheck = void (*)(const json& input);
 
 // One entry per adapter of grader/runner/bindings_*.cpp.
@@ -163,6 +240,11 @@ const std::map<std::string, InputCheck>& input_checks() {
       {"attend_causal", check_attend_causal},
       {"run_prefill", check_chunked_run},
       {"run_prefix_reuse", check_prefix_reuse},
+      {"run_speculative", check_speculative},
+      {"run_paged_plan", check_paged_plan},
+      {"run_paged_fork", check_paged_fork},
+      {"run_prefix_trace", check_prefix_trace},
+      {"run_serve", check_serve},
   };
   return table;
 }

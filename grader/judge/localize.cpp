@@ -17,6 +17,7 @@ std::vector<std::string> localize(const Fixture& fx, const json& actual) {
     lines = localize_gpt2_run(fx, actual);
     for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
   }
+  if (a == "run_prefix_trace") lines = work_findings(fx, actual);  // stage prefix-cache: what was recomputed
   return lines;
 }
 

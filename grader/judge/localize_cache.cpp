@@ -40,8 +40,8 @@ std::string origin_text(const Origin& o, bool with_dim) {
          (with_dim ? ", dim " + std::to_string(o.dim) : "");
 }
 
-// Which appends a plan put where: per cache, the append ids it holds in position order,
-// and per append, the cache it was sent to.
+// Which appends a plan put where: per cache, the append ids it holds in position order
+// (after any crop), and per append, the cache it was sent to.
 struct PlanHistory {
   std::vector<std::vector<int>> holds;
   std::vector<std::string> story;  // per cache: how it came about
@@ -66,6 +66,13 @@ PlanHistory replay(const json& plan) {
       h.holds.push_back(h.holds[size_t(c)]);
       h.story.push_back("cloned from cache " + std::to_string(c) + " at step " + std::to_string(step) +
                         ", when it held " + count_text(int64_t(h.holds.back().size()), "position"));
+    } else if (what == "crop" && named) {  // stage rollback: keeps the first n positions
+      const int n = op.value("n", -1);
+      std::vector<int>& held = h.holds[size_t(c)];
+      if (n >= 0 && size_t(n) <= held.size()) {
+        held.resize(size_t(n));
+        h.story[size_t(c)] += ", cropped to " + count_text(n, "position") + " at step " + std::to_string(step);
+      }
     }
   }
   return h;

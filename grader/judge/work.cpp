@@ -24,6 +24,23 @@ std::vector<int> sizes_of(const json& lists) {
   return out;
 }
 
+// Stage prefix-cache: the tokens of every prompt of the trace, and how many of them the
+// reference found in the prefix cache (its "cached_tokens" per request).
+int64_t prompt_tokens(const Fixture& fx) {
+  int64_t n = 0;
+  for (int s : sizes_of(fx.input.value("prompts", json()))) n += s;
+  return n;
+}
+int64_t cached_prompt_tokens(const Fixture& fx) {
+  int64_t n = 0;
+  const json requests = fx.expected.value("requests", json::array());
+  if (requests.is_array())
+    for (const json& r : requests)
+      if (r.is_object() && r.contains("cached_tokens") && r["cached_tokens"].is_number_integer())
+        n += r["cached_tokens"].get<int64_t>();
+  return n;
+}
+
 // "9 tokens", "5 + 3 tokens", "6 prefix + 1 + 2 suffix tokens": the call's new positions.
 std::string positions_story(const Fixture& fx) {
   auto joined = [](const std::vector<int>& v) {
@@ -33,6 +50,10 @@ std::string positions_story(const Fixture& fx) {
   };
   if (fx.adapter == "run_decode") return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token");
   if (fx.adapter == "run_prefill") return joined(sizes_of(fx.input.value("chunks", json()))) + " tokens";
+  if (fx.adapter == "run_prefix_trace") {
+    const int64_t cached = cached_prompt_tokens(fx);
+    return std::to_string(prompt_tokens(fx)) + " prompt tokens, " + std::to_string(cached) + " of them in the prefix cache";
+  }
   return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " +
          joined(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";
 }
@@ -103,6 +124,10 @@ std::string work_note(const Fixture& fx, const json& actual) {
     }
     return "work: " + each + ", each position once" +
            (saved ? "; the later prefills attended to " + std::to_string(saved) + " cached positions instead of recomputing them" : "");
+  }
+  if (fx.adapter == "run_prefix_trace") {
+    const int64_t cached = cached_prompt_tokens(fx);
+    return "work: " + each + (cached ? "; " + std::to_string(cached) + " prompt positions per layer came from the prefix cache instead of being recomputed" : "");
   }
   const int64_t prefix = int64_t(fx.input.value("prefix", json::array()).size());
   const int64_t k = int64_t(fx.input.value("suffixes", json::array()).size());

@@ -1,5 +1,10 @@
 #include "runner/bindings.hpp"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <typeinfo>
+
 namespace course {
 
 const AdapterTable& adapter_table() {
@@ -7,6 +12,9 @@ const AdapterTable& adapter_table() {
     AdapterTable t;
     register_cache_adapters(t);
     register_decode_adapters(t);
+    register_rollback_adapters(t);
+    register_paged_adapters(t);
+    register_server_adapters(t);
     return t;
   }();
   return table;
@@ -33,6 +41,16 @@ std::vector<int> int_list(const json& value, const char* name) {
     if (!x.is_number_integer()) throw BadInput(std::string("\"") + name + "\" holds a value that is not an integer");
     out.push_back(x.get<int>());
   }
+  return out;
+}
+
+std::string current_exception_type() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type) return "unknown";
+  int status = 0;
+  char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && name ? name : type->name();
+  std::free(name);
   return out;
 }
 

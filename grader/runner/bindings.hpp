@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "course/kvcache.hpp"
+#include "gpt2.hpp"
 #include "wire/tensor.hpp"
 
 namespace course {
@@ -27,10 +29,32 @@ const AdapterTable& adapter_table();
 // Each stage group registers its adapters here.
 void register_cache_adapters(AdapterTable& table);   // stages 1-2: bindings_cache.cpp
 void register_decode_adapters(AdapterTable& table);  // stages 3-5: bindings_decode.cpp
+void register_rollback_adapters(AdapterTable& table);  // stage 6: bindings_rollback.cpp
+void register_paged_adapters(AdapterTable& table);     // stage 7: bindings_paged.cpp
+void register_server_adapters(AdapterTable& table);    // stages 8-9: bindings_server.cpp
 
 // Shared state prepared before cases run (e.g. model weights). `setup` is the JSON of a
 // setup request; an empty object is a no-op.
 void run_setup(const json& setup);
+
+// Helpers for the GPT-2 bindings (bindings_decode.cpp).
+// Token ids from input[name], each checked against the model's vocabulary.
+std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
+                              bool allow_empty);
+// Logits as a tensor: [n_steps, vocab] when per_step (and the size agrees), else [n].
+json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_step,
+                 const char* row_axis = "step");
+// {"cache_shapes", "keys", "values"} of a list of layers: 12 shape rows, and K and V as
+// [n_layers, n_heads, seq, head_dim] read through key/value (a flat [n] "index" tensor when
+// the layers' lengths differ).
+json layers_json(const std::vector<const KVView*>& layers);
+json cache_json(const ModelCache& cache);
+// The rows one adapter call put through the model (gpt2::WorkCounts), for "work".
+json work_json(const gpt2::WorkCounts& w);
+
+// The demangled type of the exception being handled ("std::out_of_range"), for use inside
+// a catch block; "unknown" outside one.
+std::string current_exception_type();
 
 // Helpers for the bindings.
 Tensor make_tensor(std::vector<int64_t> shape, std::vector<std::string> axes, std::vector<float> data);

@@ -42,6 +42,11 @@ std::vector<CacheOp> parse_plan(const json& input) {
       } else {
         ++n_caches;
       }
+    } else if (kind == "crop") {
+      op.kind = CacheOp::Kind::crop;
+      op.cache = field(step, "cache").get<int>();
+      if (op.cache < 0 || op.cache >= n_caches) throw BadInput("plan step names cache " + std::to_string(op.cache) + ", which does not exist yet");
+      op.n = field(step, "n").get<int>();
     } else {
       throw BadInput("unknown plan step \"" + kind + "\"");
     }

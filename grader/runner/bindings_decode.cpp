@@ -26,72 +26,6 @@ namespace {
 std::unique_ptr<gpt2::Model> g_model;
 std::string g_model_spec;
 
-std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
-                              bool allow_empty) {
-  std::vector<int> tokens = int_list(field(input, name), name);
-  if (tokens.empty() && !allow_empty) throw BadInput(std::string("\"") + name + "\" is empty");
-  for (int t : tokens)
-    if (t < 0 || t >= model.config().vocab)
-      throw BadInput(std::string("\"") + name + "\" holds token id " + std::to_string(t));
-  return tokens;
-}
-
-// logits as [n_rows, vocab] (axes `row_axis`, "vocab") when per_row, else [vocab]; a
-// length that does not fit that shape is sent flat, as [n].
-json logits_json(const std::vector<float>& logits, int64_t n_rows, bool per_row,
-                 const char* row_axis = "step") {
-  const int64_t vocab = n_rows > 0 ? int64_t(logits.size()) / n_rows : 0;
-  Tensor t;
-  if (per_row && n_rows > 0 && int64_t(logits.size()) == n_rows * vocab) {
-    t = make_tensor({n_rows, vocab}, {row_axis, "vocab"}, logits);
-  } else {
-    t = make_tensor({int64_t(logits.size())}, {"vocab"}, logits);
-  }
-  return tensor_to_json(t, TensorEncoding::base64);
-}
-
-json rows_json(const ModelCache& cache) {
-  json rows = json::array();
-  for (int l = 0; l < n_layers; ++l) rows.push_back({n_heads, cache.layer(l).length(), head_dim});
-  return rows;
-}
-
-// {"cache_shapes", "keys", "values"} of a whole ModelCache.
-json cache_json(const ModelCache& cache) {
-  int len = cache.layer(0).length();
-  bool uniform = true;
-  for (int l = 1; l < n_layers; ++l) uniform = uniform && cache.layer(l).length() == len;
-  std::vector<float> keys, values;  // [n_layers, n_heads, seq, head_dim] when uniform
-  for (int l = 0; l < n_layers; ++l) {
-    const KVCache& layer = cache.layer(l);
-    for (int h = 0; h < n_heads; ++h)
-      for (int p = 0; p < layer.length(); ++p) {
-        auto k = layer.key(h, p);
-        auto v = layer.value(h, p);
-        keys.insert(keys.end(), k.begin(), k.end());
-        values.insert(values.end(), v.begin(), v.end());
-      }
-  }
-  auto tensor = [&](std::vector<float> data) {
-    const int64_t n = int64_t(data.size());
-    Tensor t = uniform ? make_tensor({n_layers, n_heads, len, head_dim},
-                                     {"layer", "head", "pos", "dim"}, std::move(data))
-                       : make_tensor({n}, {"index"}, std::move(data));
-    return tensor_to_json(t, TensorEncoding::base64);
-  };
-  return {{"cache_shapes", rows_json(cache)},
-          {"keys", tensor(std::move(keys))},
-          {"values", tensor(std::move(values))}};
-}
-
-// The rows one adapter call put through the model.
-json work_json(const gpt2::WorkCounts& w) {
-  return {{"embed_rows", w.embed},
-          {"qkv_rows", w.qkv},
-          {"finish_block_rows", w.finish_block},
-          {"logits_rows", w.logits},
-          {"forward_tokens", w.forward}};
-}
 
 std::vector<std::vector<int>> token_lists(const json& input, const char* name,
                                           const gpt2::Model& model) {
@@ -124,6 +58,72 @@ KVCache probe_cache(const json& input) {
 }
 
 }  // namespace
+
+// The rows one adapter call put through the model.
+json work_json(const gpt2::WorkCounts& w) {
+  return {{"embed_rows", w.embed},
+          {"qkv_rows", w.qkv},
+          {"finish_block_rows", w.finish_block},
+          {"logits_rows", w.logits},
+          {"forward_tokens", w.forward}};
+}
+
+std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
+                              bool allow_empty) {
+  std::vector<int> tokens = int_list(field(input, name), name);
+  if (tokens.empty() && !allow_empty) throw BadInput(std::string("\"") + name + "\" is empty");
+  for (int t : tokens)
+    if (t < 0 || t >= model.config().vocab)
+      throw BadInput(std::string("\"") + name + "\" holds token id " + std::to_string(t));
+  return tokens;
+}
+
+json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_step, const char* row_axis) {
+  const int64_t vocab = n_steps > 0 ? int64_t(logits.size()) / n_steps : 0;
+  Tensor t;
+  if (per_step && n_steps > 0 && int64_t(logits.size()) == n_steps * vocab) {
+    t = make_tensor({n_steps, vocab}, {row_axis, "vocab"}, logits);
+  } else {
+    t = make_tensor({int64_t(logits.size())}, {"vocab"}, logits);
+  }
+  return tensor_to_json(t, TensorEncoding::base64);
+}
+
+json layers_json(const std::vector<const KVView*>& layers) {
+  const int count = int(layers.size());
+  json rows = json::array();
+  for (const KVView* layer : layers) rows.push_back({n_heads, layer->length(), head_dim});
+  int len = count > 0 ? layers[0]->length() : 0;
+  bool uniform = true;
+  for (int l = 1; l < count; ++l) uniform = uniform && layers[size_t(l)]->length() == len;
+  std::vector<float> keys, values;  // [n_layers, n_heads, seq, head_dim] when uniform
+  for (int l = 0; l < count; ++l) {
+    const KVView& layer = *layers[size_t(l)];
+    for (int h = 0; h < n_heads; ++h)
+      for (int p = 0; p < layer.length(); ++p) {
+        auto k = layer.key(h, p);
+        auto v = layer.value(h, p);
+        keys.insert(keys.end(), k.begin(), k.end());
+        values.insert(values.end(), v.begin(), v.end());
+      }
+  }
+  auto tensor = [&](std::vector<float> data) {
+    const int64_t n = int64_t(data.size());
+    Tensor t = uniform ? make_tensor({count, n_heads, len, head_dim},
+                                     {"layer", "head", "pos", "dim"}, std::move(data))
+                       : make_tensor({n}, {"index"}, std::move(data));
+    return tensor_to_json(t, TensorEncoding::base64);
+  };
+  return {{"cache_shapes", rows},
+          {"keys", tensor(std::move(keys))},
+          {"values", tensor(std::move(values))}};
+}
+
+json cache_json(const ModelCache& cache) {
+  std::vector<const KVView*> layers;
+  for (int l = 0; l < n_layers; ++l) layers.push_back(&cache.layer(l));
+  return layers_json(layers);
+}
 
 const gpt2::Model& model_for(const json& weights) {
   const std::string spec = weights.dump();

@@ -109,6 +109,13 @@ std::string output_digest(const json& expected, const json& actual) {
   return fnv.hex();
 }
 
+std::string exception_digest(const std::string& type) {
+  Fnv fnv;
+  fnv.byte('E');
+  fnv.text(type);
+  return fnv.hex();
+}
+
 std::vector<int64_t> spread_indices(int64_t row_size, int n) {
   std::vector<int64_t> out;
   if (row_size <= 0 || n <= 0) return out;

@@ -65,4 +65,9 @@ std::vector<bool> rows_matching(const Digest& expected, const Tensor& actual);
 // with the same digest are the same output as far as grading can tell. 16 hex digits.
 std::string output_digest(const json& expected, const json& actual);
 
+// The digest that stands for a case's outcome when the code threw instead of returning:
+// one FNV-1a 64 over the exception's type name (the "what" is left out: it may hold
+// addresses or sizes). Two mistakes that throw the same type on a case agree there.
+std::string exception_digest(const std::string& type);
+
 }  // namespace course

@@ -227,6 +227,12 @@ Fixture parse_fixture(const std::string& text, const fs::path& file) {
 
 Fixture load_fixture(const fs::path& file) { return parse_fixture(read_maybe_gzip(file), file); }
 
+std::string expected_error_type(const Fixture& fixture) {
+  const json& e = fixture.expected;
+  if (e.is_object() && e.size() == 1 && e.contains("error") && e["error"].is_string()) return e["error"].get<std::string>();
+  return "";
+}
+
 std::vector<fs::path> list_fixtures(const fs::path& stage_dir) {
   std::error_code ec;
   if (!fs::is_directory(stage_dir, ec)) throw FixtureError(stage_dir.string() + ": no such fixture folder");
@@ -279,7 +285,17 @@ fs::path write_fixture(const fs::path& dir, const Fixture& fixture, size_t gzip_
   std::string text;
   pretty(fixture_to_json(fixture), 0, text);
   text += "\n";
-  bool gz = text.size() > gzip_above;
+  // Compressed or not by the reference's part alone, so that the file's name does not
+  // depend on whether the mistakes' records were made (make-fixtures --mistakes).
+  size_t reference_part = text.size();
+  if (!fixture.mistakes.empty()) {
+    Fixture bare = fixture;
+    bare.mistakes.clear();
+    std::string bare_text;
+    pretty(fixture_to_json(bare), 0, bare_text);
+    reference_part = bare_text.size() + 1;
+  }
+  const bool gz = reference_part > gzip_above;
   fs::path path = dir / (fixture.name + (gz ? ".json.gz" : ".json"));
   fs::remove(dir / (fixture.name + (gz ? ".json" : ".json.gz")));
   if (!gz) {

@@ -78,6 +78,10 @@ Fixture parse_fixture(const std::string& text, const std::filesystem::path& file
 // FixtureError when the folder is missing or holds no fixture, and when an entry with
 // such a name is not a regular file (a folder, a FIFO, a broken link): reported, never
 // skipped.
+// The exception type a case's adapter must throw ({"error": TYPE} as its whole expected
+// output), or "" for a case that expects an output.
+std::string expected_error_type(const Fixture& fixture);
+
 std::vector<std::filesystem::path> list_fixtures(const std::filesystem::path& stage_dir);
 
 // Serializes (tensors as numbers) and writes <dir>/<case>.json, or <case>.json.gz when the

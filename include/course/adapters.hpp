@@ -4,10 +4,13 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "course/decode.hpp"
 #include "course/kvcache.hpp"
+#include "course/paged.hpp"
+#include "course/prefix_cache.hpp"
 
 namespace course {
 
@@ -15,11 +18,12 @@ namespace course {
 
 // One step of a plan run on a list of caches (numbered in order of creation, from 0).
 struct CacheOp {
-  enum class Kind { create, append, clone };
+  enum class Kind { create, append, clone, crop };  // crop: stage 6 (rollback)
   Kind kind = Kind::create;
-  int cache = 0;         // append: the cache to append to; clone: the cache to copy
+  int cache = 0;         // append: the cache to append to; clone: the cache to copy; crop: the cache to crop
   std::vector<float> k;  // append only: [d_model] = [768]
   std::vector<float> v;  // append only: [d_model] = [768]
+  int n = 0;             // crop only: how many positions to keep
 };
 
 // What the grader reads back from one cache.
@@ -30,8 +34,9 @@ struct CacheSnapshot {
 };
 
 // Runs the plan: `create` adds a new empty cache, `append` appends (k, v) to a cache,
-// `clone` adds a new cache that is cache.clone(). Returns one snapshot per cache, in
-// order of creation, taken after the whole plan has run.
+// `clone` adds a new cache that is cache.clone(), `crop` (from stage 6 on) calls
+// cache.crop(n). Returns one snapshot per cache, in order of creation, taken after the
+// whole plan has run.
 std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan);
 
 // ---- Stage multi-layer-cache ----------------------------------------------------------
@@ -85,5 +90,101 @@ struct ReuseRun {
 // continue_from(saved, suffix), keeping its result and the saved cache's 12 shape rows.
 ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& prefix,
                           const std::vector<std::vector<int>>& suffixes);
+
+// ---- Stage rollback ---------------------------------------------------------------------
+// Stage 6 also grades run_cache_plan with `crop` steps.
+
+// One round of speculative decoding, with the verdict given: a draft model proposed
+// `draft`, the target model accepted its first `accepted` tokens (0 .. draft.size()) and
+// then chose `next` itself.
+struct SpecRound {
+  std::vector<int> draft;
+  int accepted = 0;
+  int next = 0;
+};
+
+struct SpecRun {
+  ModelCache prompt_cache;    // the prompt's cache: it must end exactly as prefill left it
+  ModelCache cache;           // the speculating cache, after the last round
+  std::vector<float> logits;  // [n_rounds, vocab]: the logits of each round's `next`
+};
+
+// Stage rollback: run.prompt_cache = prefill of `prompt` into a fresh ModelCache; then
+// speculate on run.cache = a clone of it. For each round: n = the cache's length;
+// decode_step every draft token; crop(n + accepted) (the rejected ones are forgotten);
+// decode_step(next), appending its logits to run.logits.
+SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt,
+                        const std::vector<SpecRound>& rounds);
+
+// ---- Stage paged-cache ------------------------------------------------------------------
+
+// One step of a plan run on one BlockPool and a list of sequences (numbered in order of
+// creation, forks included, from 0).
+struct PagedOp {
+  enum class Kind { create, append, fork, release };
+  Kind kind = Kind::create;
+  int sequence = 0;      // append, fork, release: which sequence
+  std::vector<float> k;  // append only: [d_model], written to every layer of the pool
+  std::vector<float> v;  // append only: [d_model]
+};
+
+struct PagedSnapshot {
+  int length = 0;
+  std::vector<int> block_table;  // [ceil(length / 16)]
+  std::vector<float> keys;       // [12, length, 64] of layer 0, read through key(0, h, p)
+  std::vector<float> values;     // [12, length, 64] of layer 0, read through value(0, h, p)
+};
+
+struct PagedPlanResult {
+  std::vector<PagedSnapshot> sequences;  // [n_sequences], in order of creation
+  std::vector<int> ref_counts;           // [n_blocks]: the pool's reference counts at the end
+  int free_blocks = 0;                   // at the end
+  std::vector<int> exhausted;            // indices of the steps that threw PoolExhausted
+};
+
+// Stage paged-cache: a BlockPool(n_blocks, 1 layer) and an empty list of sequences; then
+// the plan: `create` adds an empty PagedSequence, `append` grows a sequence by one
+// position and writes (k, v) there, `fork` adds sequence.fork(), `release` calls
+// sequence.release(). A step that throws PoolExhausted is recorded in `exhausted` and the
+// plan goes on. Snapshots and the pool's counts are taken after the whole plan.
+PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan);
+
+// What a GPT-2 fork run leaves: the pool and every branch, still holding their blocks.
+struct PagedForkRun {
+  std::unique_ptr<BlockPool> pool;          // owns the blocks the branches live in
+  std::vector<float> prompt_logits;         // [vocab]: the prompt's last position
+  std::vector<PagedSequence> branches;      // [n_branches], after their tokens
+  std::vector<std::vector<float>> logits;   // [n_branches][n_steps * vocab], step by step
+};
+
+// Stage paged-cache, on GPT-2: a BlockPool(n_blocks, 12 layers); paged_prefill of `prompt`
+// into a new sequence (prompt_logits); for each branch, a fork() of the prompt's sequence
+// and paged_decode_step of each of its tokens in order (logits kept); finally release()
+// of the prompt's own sequence, so that only the branches hold blocks.
+PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::vector<int>& prompt,
+                            const std::vector<std::vector<int>>& branches);
+
+// ---- Stage prefix-cache -----------------------------------------------------------------
+
+struct PrefixRun {
+  std::vector<int> cached_tokens;          // [n_requests]: prompt tokens served from the cache
+  std::vector<std::vector<float>> logits;  // [n_requests][vocab]: each prompt's last position
+  std::vector<CachedBlock> entries;        // the cache after the last request (entries())
+  std::vector<BlockKey> evicted;           // every evicted key, in order
+  std::vector<int> ref_counts;             // [n_blocks], after the last request
+  int free_blocks = 0;
+};
+
+// Stage prefix-cache: a BlockPool(n_blocks, 12 layers) and a PrefixCache on it; then each
+// prompt in order, as one request that runs to its end before the next starts:
+//   sequence = cache.lookup(prompt)                    (cached_tokens = its length)
+//   cache.make_room(blocks the rest of the prompt needs)
+//   logits = paged_prefill(model, sequence, the prompt after the cached tokens)
+//   cache.insert(sequence, prompt);  sequence.release()
+PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
+                           const std::vector<std::vector<int>>& prompts);
+
+// Stage continuous-batching has no adapter of its own: the runner calls serve()
+// (course/batching.hpp) directly.
 
 }  // namespace course

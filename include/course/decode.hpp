@@ -33,7 +33,7 @@ namespace course {
 //   out_h = gpt2::weighted_sum over the value rows cache.value(h, j)
 // q: [d_model] (head h in q[h*64 .. h*64+63]); out: [d_model], head h likewise.
 // The cache must hold at least one position.
-void attend_one(std::span<const float> q, const KVCache& cache, std::span<float> out);
+void attend_one(std::span<const float> q, const KVView& cache, std::span<float> out);
 
 // One decode step: `token` goes in at position p = cache.layer(0).length() (the length
 // before this step). For every layer: the token's q, k, v (model.qkv), append k and v to
@@ -48,7 +48,7 @@ std::vector<float> decode_step(const gpt2::Model& model, ModelCache& cache, int 
 // attends to positions 0 .. p only; later positions are masked out. Each row's numbers
 // equal attend_one's for the same query over a cache that ends at p.
 // q: [n_rows, d_model]; out: [n_rows, d_model].
-void attend_causal(std::span<const float> q, int n_rows, const KVCache& cache,
+void attend_causal(std::span<const float> q, int n_rows, const KVView& cache,
                    std::span<float> out);
 
 // The whole prompt at once, layer by layer on a batch of rows. Rows continue after what

@@ -18,22 +18,43 @@ inline constexpr int n_heads = 12;
 inline constexpr int head_dim = 64;
 inline constexpr int d_model = n_heads * head_dim;  // 768
 
-class KVCache {
+// What attention reads from one layer's cache: how many positions it holds and the logical
+// [n_heads, seq, head_dim] view of its keys and values. KVCache is one; stage 7's paged
+// layer (course/paged.hpp) is another, so one attention function serves both.
+class KVView {
+ public:
+  virtual ~KVView() = default;
+
+  // Number of positions stored: the `seq` of the logical shape [12, seq, 64].
+  virtual int length() const = 0;
+
+  // Head `head`'s 64 key (or value) floats at position `pos`, for 0 <= head < 12 and
+  // 0 <= pos < length().
+  virtual std::span<const float> key(int head, int pos) const = 0;
+  virtual std::span<const float> value(int head, int pos) const = 0;
+};
+
+class KVCache : public KVView {
  public:
   // Adds exactly one position. k and v are one token's key and value: 768 floats each,
   // head h in k[h*64 .. h*64+63].
   void append(std::span<const float> k, std::span<const float> v);
 
   // Number of positions stored: the `seq` of the logical shape [12, seq, 64].
-  int length() const;
+  int length() const override;
 
   // A deep, independent copy: appending to one never changes the other.
   KVCache clone() const;
 
   // The logical [n_heads, seq, head_dim] view: head `head`'s 64 key (or value) floats at
   // position `pos`, for 0 <= head < 12 and 0 <= pos < length().
-  std::span<const float> key(int head, int pos) const;
-  std::span<const float> value(int head, int pos) const;
+  std::span<const float> key(int head, int pos) const override;
+  std::span<const float> value(int head, int pos) const override;
+
+  // Stage 6 (rollback): keeps the first n positions and forgets the rest, as if they had
+  // never been appended; the next append is position n. Throws std::out_of_range unless
+  // 0 <= n <= length().
+  void crop(int n);
 
  private:
   // Storage: one row of 768 floats per position, rows in position order:
@@ -55,6 +76,10 @@ class ModelCache {
 
   // A deep copy: every layer is cloned, nothing is shared with *this.
   ModelCache clone() const;
+
+  // Stage 6 (rollback): crop(n) on every layer. Throws std::out_of_range, changing
+  // nothing, unless 0 <= n <= the length of every layer.
+  void crop(int n);
 
  private:
   std::vector<std::shared_ptr<KVCache>> layers_;  // [n_layers]

@@ -20,7 +20,16 @@ foreach(name
     prefill_logits_of_first_row positions_restart
     # prefix-reuse
     reuse_no_clone continue_from_empty_cache continue_from_previous continuation_recomputes_prefix
-    saved_rows_read_from_continuation)
+    saved_rows_read_from_continuation
+    # rollback
+    crop_keeps_last crop_one_layer crop_keeps_stale_rows speculate_on_shared_copy crop_accepted_off_by_one
+    # paged-cache
+    no_copy_on_write new_block_one_early release_leaks_blocks release_frees_shared contiguous_table
+    # prefix-cache
+    key_without_parent cache_partial_block evict_lowest_block prefill_whole_prompt
+    # continuous-batching
+    batch_attends_first_sequence batch_positions_from_index decode_finished retire_without_release
+    admit_by_free_blocks_only)
   kvcourse_mistake(${name})
 endforeach()
 

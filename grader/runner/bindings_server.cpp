@@ -1,0 +1,108 @@
+// Bindings for stages prefix-cache and continuous-batching: small servers on GPT-2.
+//
+// run_prefix_trace
+//   input   {"weights", "n_blocks": N, "prompts": [[ids], ...]}
+//   output  {"requests": [{"cached_tokens", "logits": [vocab]}],
+//            "entries": [{"key": "16 hex digits", "block", "depth", "last_used"}],
+//            "evicted": ["16 hex digits", ...], "ref_counts": [N], "free_blocks"}
+// run_serve
+//   input   {"weights", "n_blocks": N, "requests": [{"prompt": [ids], "max_new_tokens",
+//            "arrival"}]}
+//   output  {"requests": [{"tokens": [ids], "logits": [max_new_tokens, vocab]}],
+//            "steps": [{"prefilled": [ids], "decoded": [ids], "free_blocks"}]}
+#include <cstdio>
+#include <string>
+
+#include "course/adapters.hpp"
+#include "course/batching.hpp"
+#include "runner/bindings.hpp"
+#include "runner/weights.hpp"
+
+namespace course {
+
+namespace {
+
+constexpr int kMaxModelBlocks = 256;  // twelve-layer blocks: 1.2 MB each
+constexpr int kMaxRequests = 64;
+constexpr int kMaxNewTokens = 256;
+constexpr int kMaxArrival = 1000;
+
+int int_field(const json& input, const char* name, int least, int most) {
+  const json& n = field(input, name);
+  if (!n.is_number_integer() || n.get<int64_t>() < least || n.get<int64_t>() > most)
+    throw BadInput(std::string("\"") + name + "\" must be a whole number from " + std::to_string(least) + " to " +
+                   std::to_string(most));
+  return n.get<int>();
+}
+
+std::string key_hex(BlockKey key) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));
+  return buf;
+}
+
+std::vector<Request> requests_field(const json& input, const gpt2::Model& model) {
+  const json& list = field(input, "requests");
+  if (!list.is_array() || list.empty() || list.size() > size_t(kMaxRequests))
+    throw BadInput("\"requests\" must be a list of 1 to " + std::to_string(kMaxRequests) + " requests");
+  std::vector<Request> out;
+  for (const json& r : list) {
+    Request req;
+    req.prompt = tokens_field(r, "prompt", model, false);
+    req.max_new_tokens = int_field(r, "max_new_tokens", 1, kMaxNewTokens);
+    req.arrival = int_field(r, "arrival", 0, kMaxArrival);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_server_adapters(AdapterTable& table) {
+  table["run_prefix_trace"] = [](const json& input) {
+    const gpt2::Model& model = model_for(field(input, "weights"));
+    const int n_blocks = int_field(input, "n_blocks", 1, kMaxModelBlocks);
+    const json& list = field(input, "prompts");
+    if (!list.is_array() || list.empty() || list.size() > size_t(kMaxRequests))
+      throw BadInput("\"prompts\" must be a list of 1 to " + std::to_string(kMaxRequests) + " prompts");
+    std::vector<std::vector<int>> prompts;
+    for (const json& p : list) prompts.push_back(tokens_field(json{{"prompt", p}}, "prompt", model, false));
+    model.reset_work();
+    PrefixRun run = run_prefix_trace(model, n_blocks, prompts);
+    const gpt2::WorkCounts work = model.work();
+    json requests = json::array();
+    for (size_t i = 0; i < prompts.size(); ++i)
+      requests.push_back({{"cached_tokens", i < run.cached_tokens.size() ? json(run.cached_tokens[i]) : json()},
+                          {"logits", logits_json(i < run.logits.size() ? run.logits[i] : std::vector<float>{}, 1,
+                                                 false)}});
+    json entries = json::array();
+    for (const CachedBlock& e : run.entries)
+      entries.push_back({{"key", key_hex(e.key)}, {"block", e.block}, {"depth", e.depth}, {"last_used", e.last_used}});
+    json evicted = json::array();
+    for (BlockKey k : run.evicted) evicted.push_back(key_hex(k));
+    return json{{"requests", requests},
+                {"entries", entries},
+                {"evicted", evicted},
+                {"ref_counts", run.ref_counts},
+                {"free_blocks", run.free_blocks},
+                {"work", work_json(work)}};
+  };
+  table["run_serve"] = [](const json& input) {
+    const gpt2::Model& model = model_for(field(input, "weights"));
+    const int n_blocks = int_field(input, "n_blocks", 1, kMaxModelBlocks);
+    const std::vector<Request> requests = requests_field(input, model);
+    ServeResult r = serve(model, n_blocks, requests);
+    json out_requests = json::array();
+    for (size_t i = 0; i < r.requests.size(); ++i) {
+      const int64_t steps = i < requests.size() ? requests[i].max_new_tokens : 0;
+      out_requests.push_back(
+          {{"tokens", r.requests[i].tokens}, {"logits", logits_json(r.requests[i].logits, steps, true)}});
+    }
+    json steps = json::array();
+    for (const StepLog& s : r.steps)
+      steps.push_back({{"prefilled", s.prefilled}, {"decoded", s.decoded}, {"free_blocks", s.free_blocks}});
+    return json{{"requests", out_requests}, {"steps", steps}};
+  };
+}
+
+}  // namespace course
