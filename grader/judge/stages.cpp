@@ -52,6 +52,12 @@ Stage parse_stage(const json& j, int number, const std::string& where) {
     if (!j["setup"].is_object()) throw CourseError(where + ": \"setup\" must be an object");
     s.setup = j["setup"];
   }
+  if (j.contains("points")) {
+    const json& p = j["points"];
+    if (!p.is_number() || p.get<double>() < 0 || p.get<double>() > 1e6)
+      throw CourseError(where + ": \"points\" must be a number from 0 to 1000000");
+    s.points = p.get<double>();
+  }
   s.diagnose = diagnoser_for(s.slug);
   return s;
 }
