@@ -3,3 +3,16 @@
 
 kvcourse_test(results_document_test SOURCES handout/results_document_test.cpp LIBS nlohmann_json::nlohmann_json)
 add_dependencies(results_document_test grader runner-reference)
+
+# The slow ones build a whole copy of the course (minutes on 2 cores): label "slow", so
+# `ctest -LE slow` leaves them out and `ctest -L slow` runs only them.
+function(kvcourse_slow_test name)
+  add_executable(${name} handout/${name}.cpp)
+  target_link_libraries(${name} PRIVATE GTest::gtest_main nlohmann_json::nlohmann_json)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(${name} PRIVATE KVCOURSE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    KVCOURSE_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}" KVCOURSE_CMAKE="${CMAKE_COMMAND}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 1800 LABELS slow ${ARGN})
+endfunction()
+
+kvcourse_slow_test(export_test)
