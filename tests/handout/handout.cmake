@@ -16,3 +16,14 @@ function(kvcourse_slow_test name)
 endfunction()
 
 kvcourse_slow_test(export_test)
+
+# The autograders (autograders/): the Gradescope package is unpacked and set up in the
+# build folder once (the fixture), and both platforms' scripts grade submissions with the
+# course it built. The tests share that course: one at a time (RESOURCE_LOCK).
+set(KVCOURSE_AUTOGRADER_DIR ${CMAKE_CURRENT_BINARY_DIR}/handout-autograder)
+add_test(NAME handout_autograder_setup
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/handout/autograder_setup.sh ${PROJECT_SOURCE_DIR} ${KVCOURSE_AUTOGRADER_DIR})
+set_tests_properties(handout_autograder_setup PROPERTIES FIXTURES_SETUP handout_autograder
+  RESOURCE_LOCK handout_autograder TIMEOUT 1800 LABELS slow)
+kvcourse_slow_test(autograders_test FIXTURES_REQUIRED handout_autograder RESOURCE_LOCK handout_autograder)
+target_compile_definitions(autograders_test PRIVATE KVCOURSE_AUTOGRADER_DIR="${KVCOURSE_AUTOGRADER_DIR}")
