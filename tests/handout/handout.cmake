@@ -2,7 +2,7 @@
 # export, and the Exercism and Gradescope autograders.
 
 kvcourse_test(results_document_test SOURCES handout/results_document_test.cpp LIBS nlohmann_json::nlohmann_json)
-add_dependencies(results_document_test grader runner-reference)
+add_dependencies(results_document_test grader runner-learner runner-reference)
 
 # The slow ones build a whole copy of the course (minutes on 2 cores): label "slow", so
 # `ctest -LE slow` leaves them out and `ctest -L slow` runs only them.
