@@ -181,8 +181,9 @@ TEST(formats, several_stages_in_one_document) {
   auto results = mixed_results();
   for (auto& r : passing_results()) results.push_back(r);
   EXPECT_EQ(gradescope_results(results, 0)["tests"].size(), 5u);
-  EXPECT_DOUBLE_EQ(gradescope_results(results, 0)["score"].get<double>(),
-                   find_stage("cache-structure")->points / 3 + find_stage("multi-layer-cache")->points);
+  EXPECT_DOUBLE_EQ(
+      gradescope_results(results, 0)["score"].get<double>(),
+      find_stage("cache-structure")->points / 3 + find_stage("multi-layer-cache")->points);
   EXPECT_EQ(exercism_results(results)["tests"].size(), 5u);
   EXPECT_EQ(exercism_results(results)["tests"][3]["name"], "multi-layer-cache: 01-no-appends");
 }

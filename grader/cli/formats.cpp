@@ -56,7 +56,8 @@ std::string test_code(const CaseResult& c) {
 long long whole_seconds(double seconds) { return seconds <= 0 ? 0 : (long long)std::ceil(seconds); }
 
 // The fields every Gradescope document carries: plain text, shown as written.
-json gradescope_document(double score, const std::string& output, const json& tests, double seconds) {
+json gradescope_document(double score, const std::string& output, const json& tests,
+                         double seconds) {
   return {{"score", score},
           {"execution_time", whole_seconds(seconds)},
           {"output", output},
@@ -112,21 +113,23 @@ json gradescope_results(const std::vector<StageResult>& results, double executio
 }
 
 json gradescope_error(const std::string& message, double execution_seconds) {
-  return gradescope_document(0, "The grader could not run: " + message, json::array(), execution_seconds);
+  return gradescope_document(0, "The grader could not run: " + message, json::array(),
+                             execution_seconds);
 }
 
 json gradescope_compile_error(const std::string& compiler_output, double execution_seconds) {
   double total = 0;
   for (const Stage& s : stage_table()) total += s.points;
-  json test = {{"name", "compiles"},
-               {"score", 0.0},
-               {"max_score", total},
-               {"status", "failed"},
-               {"output", "The code does not compile. The compiler's first errors:\n\n" + compiler_output},
-               {"output_format", "text"},
-               {"visibility", "visible"}};
-  return gradescope_document(0, "The code does not compile: no stage was graded.", json::array({test}),
-                             execution_seconds);
+  json test = {
+      {"name", "compiles"},
+      {"score", 0.0},
+      {"max_score", total},
+      {"status", "failed"},
+      {"output", "The code does not compile. The compiler's first errors:\n\n" + compiler_output},
+      {"output_format", "text"},
+      {"visibility", "visible"}};
+  return gradescope_document(0, "The code does not compile: no stage was graded.",
+                             json::array({test}), execution_seconds);
 }
 
 json exercism_results(const std::vector<StageResult>& results) {

@@ -183,11 +183,15 @@ class Output {
   // The code does not compile: for Gradescope a failed "compiles" test, for the others an
   // error. Exit status 1: the code's fault, not the environment's.
   int compile_error(const std::string& compiler_output) {
-    if (cli_.format != "gradescope") return error("the code does not compile:\n" + compiler_output, kExitFail);
+    if (cli_.format != "gradescope")
+      return error("the code does not compile:\n" + compiler_output, kExitFail);
     std::cerr << "grader: the code does not compile:\n" << compiler_output;
-    const std::string document = dump_json(gradescope_compile_error(compiler_output, seconds_since_start())) + "\n";
-    if (cli_.output_file.empty()) std::cout << document;
-    else if (!write_file(document)) return kExitUsage;
+    const std::string document =
+        dump_json(gradescope_compile_error(compiler_output, seconds_since_start())) + "\n";
+    if (cli_.output_file.empty())
+      std::cout << document;
+    else if (!write_file(document))
+      return kExitUsage;
     return kExitFail;
   }
 
@@ -196,7 +200,8 @@ class Output {
 
  private:
   std::string error_document(const std::string& message) const {
-    if (cli_.format == "gradescope") return dump_json(gradescope_error(message, seconds_since_start())) + "\n";
+    if (cli_.format == "gradescope")
+      return dump_json(gradescope_error(message, seconds_since_start())) + "\n";
     if (cli_.format == "exercism") return dump_json(exercism_error(message)) + "\n";
     if (cli_.format == "json")
       return dump_json({{"passed", false}, {"error", message}, {"stages", json::array()}}) + "\n";

@@ -4,6 +4,7 @@
 // Gradescope: run_autograder from the package, under a root that stands for /autograder,
 // and its results.json. Both use the course that the fixture test built (autograder_setup.sh).
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -25,16 +26,22 @@ namespace {
 const fs::path kAutograder = KVCOURSE_AUTOGRADER_DIR;
 const fs::path kWork = kAutograder / "gradescope" / "kvcourse";
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 std::string sh_quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
-const std::vector<std::string> kFiles = {"src/kvcache.cpp", "src/decode.cpp", "adapters/adapters.cpp"};
+const std::vector<std::string> kFiles = {"src/kvcache.cpp", "src/decode.cpp",
+                                         "adapters/adapters.cpp"};
 
 // A submission folder: each learner file from `from` ("reference" or the skeleton), at
 // `prefix`/<its path>, or flat under `prefix` when `flat`.
-void make_submission(const fs::path& dir, const std::string& from, const std::string& prefix = "", bool flat = false) {
+void make_submission(const fs::path& dir, const std::string& from, const std::string& prefix = "",
+                     bool flat = false) {
   for (const std::string& f : kFiles) {
-    const fs::path origin = from == "reference" ? source_dir() / "reference" / fs::path(f).filename() : source_dir() / f;
+    const fs::path origin = from == "reference"
+                                ? source_dir() / "reference" / fs::path(f).filename()
+                                : source_dir() / f;
     const fs::path target = dir / prefix / (flat ? fs::path(f).filename() : fs::path(f));
     fs::create_directories(target.parent_path());
     fs::copy_file(origin, target, fs::copy_options::overwrite_existing);
@@ -48,14 +55,16 @@ void break_compilation(const fs::path& file) {
 int total_cases() {
   int n = 0;
   for (const auto& stage : fs::directory_iterator(source_dir() / "fixtures"))
-    for (const auto& c : fs::directory_iterator(stage.path())) n += c.is_directory() || c.is_regular_file();
+    for (const auto& c : fs::directory_iterator(stage.path()))
+      n += c.is_directory() || c.is_regular_file();
   return n;
 }
 
 json exercism(const std::string& slug, const fs::path& input, const fs::path& output) {
   fs::create_directories(output);
-  auto r = run("KVCOURSE_WORK=" + sh_quote(kWork) + " bash " + sh_quote(source_dir() / "autograders/exercism/run.sh") +
-               " " + slug + " " + sh_quote(input.string() + "/") + " " + sh_quote(output.string() + "/"));
+  auto r = run("KVCOURSE_WORK=" + sh_quote(kWork) + " bash " +
+               sh_quote(source_dir() / "autograders/exercism/run.sh") + " " + slug + " " +
+               sh_quote(input.string() + "/") + " " + sh_quote(output.string() + "/"));
   EXPECT_EQ(r.exit_code, 0) << "exit 0 whenever results.json is written\n" << r.output;
   json j = json::parse(read_file(output / "results.json"), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << read_file(output / "results.json");
@@ -63,8 +72,8 @@ json exercism(const std::string& slug, const fs::path& input, const fs::path& ou
 }
 
 json gradescope(const fs::path& root) {
-  auto r = run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quote(root) + " KVCOURSE_WORK=" + sh_quote(kWork) + " " +
-               sh_quote(kAutograder / "gradescope" / "source" / "run_autograder"));
+  auto r = run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quote(root) + " KVCOURSE_WORK=" + sh_quote(kWork) +
+               " " + sh_quote(kAutograder / "gradescope" / "source" / "run_autograder"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   json j = json::parse(read_file(root / "results" / "results.json"), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << read_file(root / "results" / "results.json");

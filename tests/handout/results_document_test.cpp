@@ -1,6 +1,7 @@
 // A results file (--output) is a whole document in every path the grader can take: every
 // stage already passed, --list, a broken course, a compile error. The grader as a command.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -14,15 +15,19 @@ using testing_support::write_file;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The grader with its progress kept in `state`, every stage recorded as passed.
 std::string grader_all_passed(const TempDir& state, const std::string& args) {
   nlohmann::json stages = nlohmann::json::object();
-  for (const char* slug : {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"})
+  for (const char* slug :
+       {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"})
     stages[slug] = "passed";
   write_file(state / "progress.json", nlohmann::json{{"stages", stages}}.dump());
-  return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " + bin("grader") + " " + args;
+  return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " +
+         bin("grader") + " " + args;
 }
 
 nlohmann::json parse(const fs::path& file) {
@@ -77,8 +82,9 @@ TEST(results_document, a_broken_course_writes_an_error_document) {
   write_file(state / "course" / "stages" / "manifest.json", "{\"stages\": [");
   for (const char* format : {"exercism", "gradescope"}) {
     const fs::path file = state / (std::string(format) + ".json");
-    auto r = run("KVCOURSE_ROOT=" + (state / "course").string() + " " +
-                 grader_all_passed(state, "--all --format " + std::string(format) + " -o " + file.string()));
+    auto r = run(
+        "KVCOURSE_ROOT=" + (state / "course").string() + " " +
+        grader_all_passed(state, "--all --format " + std::string(format) + " -o " + file.string()));
     EXPECT_EQ(r.exit_code, 2) << r.output;
     nlohmann::json j = parse(file);
     ASSERT_FALSE(j.is_discarded()) << read_file(file);
@@ -94,9 +100,12 @@ TEST(results_document, a_broken_course_writes_an_error_document) {
 // holding the compiler's message, Exercism an error with it.
 TEST(results_document, a_compile_error_is_a_failed_compiles_test) {
   TempDir state;
-  write_file(state / "build.sh", "echo \"src/kvcache.cpp:3:1: error: 'std::vector<float>' is bad\" >&2\nexit 1\n");
-  const std::string rebuild = "--rebuild --rebuild-command 'sh " + (state / "build.sh").string() + "' --all ";
-  auto g = run(grader_all_passed(state, rebuild + "--format gradescope -o " + (state / "g.json").string()));
+  write_file(state / "build.sh",
+             "echo \"src/kvcache.cpp:3:1: error: 'std::vector<float>' is bad\" >&2\nexit 1\n");
+  const std::string rebuild =
+      "--rebuild --rebuild-command 'sh " + (state / "build.sh").string() + "' --all ";
+  auto g = run(
+      grader_all_passed(state, rebuild + "--format gradescope -o " + (state / "g.json").string()));
   EXPECT_EQ(g.exit_code, 1) << g.output;
   nlohmann::json gj = parse(state / "g.json");
   ASSERT_EQ(gj["tests"].size(), 1u) << gj;
@@ -106,7 +115,8 @@ TEST(results_document, a_compile_error_is_a_failed_compiles_test) {
   EXPECT_EQ(gj["output_format"], "text");
   EXPECT_EQ(gj["score"], 0);
 
-  auto e = run(grader_all_passed(state, rebuild + "--format exercism -o " + (state / "e.json").string()));
+  auto e = run(
+      grader_all_passed(state, rebuild + "--format exercism -o " + (state / "e.json").string()));
   EXPECT_EQ(e.exit_code, 1) << e.output;
   nlohmann::json ej = parse(state / "e.json");
   EXPECT_EQ(ej["version"], 3);
