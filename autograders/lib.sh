@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the autograders (exercism/run.sh, gradescope/run_autograder): putting a
 # submission into a prepared course tree (prepare.sh) and grading it. Sourced, not run.
 
