@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "handout/manifest.hpp"
 #include "test_support.hpp"
 
 #ifndef KVCOURSE_AUTOGRADER_DIR
@@ -31,14 +32,11 @@ bool has(const std::string& text, const std::string& part) {
 }
 std::string sh_quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
-const std::vector<std::string> kFiles = {"src/kvcache.cpp", "src/decode.cpp",
-                                         "adapters/adapters.cpp"};
-
 // A submission folder: each learner file from `from` ("reference" or the skeleton), at
 // `prefix`/<its path>, or flat under `prefix` when `flat`.
 void make_submission(const fs::path& dir, const std::string& from, const std::string& prefix = "",
                      bool flat = false) {
-  for (const std::string& f : kFiles) {
+  for (const std::string& f : handout::learner_files()) {
     const fs::path origin = from == "reference"
                                 ? source_dir() / "reference" / fs::path(f).filename()
                                 : source_dir() / f;
@@ -120,7 +118,7 @@ TEST(exercism_runner, the_reference_passes_every_test_in_order) {
       EXPECT_LE(t["output"].get<std::string>().size(), 500u);
     }
   }
-  EXPECT_EQ(task, 5) << "the last stage is task 5";
+  EXPECT_EQ(task, int(handout::manifest_stages().size())) << "the last stage is the last task";
 }
 
 TEST(exercism_runner, the_skeleton_fails_with_not_implemented_yet) {
@@ -165,7 +163,7 @@ TEST(gradescope_autograder, the_reference_scores_every_point) {
   make_submission(root / "submission", "reference", "my-kv-cache");  // zipped inside a folder
   json j = gradescope(root.path());
   expect_gradescope_shape(j);
-  EXPECT_NEAR(j["score"].get<double>(), 100, 1e-9) << j["output"];
+  EXPECT_NEAR(j["score"].get<double>(), handout::total_points(), 1e-9) << j["output"];
   ASSERT_EQ(int(j["tests"].size()), total_cases());
   double sum = 0;
   for (const json& t : j["tests"]) {
@@ -173,7 +171,7 @@ TEST(gradescope_autograder, the_reference_scores_every_point) {
     EXPECT_EQ(t["score"], t["max_score"]) << t;
     sum += t["max_score"].get<double>();
   }
-  EXPECT_NEAR(sum, 100, 1e-9) << "the manifest's points, 100 in all";
+  EXPECT_NEAR(sum, handout::total_points(), 1e-9) << "every stage's points in the manifest";
   EXPECT_TRUE(has(j["output"], "cases pass.")) << j["output"];
 }
 
@@ -202,7 +200,7 @@ TEST(gradescope_autograder, a_compile_error_is_one_failed_compiles_test) {
   const json& t = j["tests"][0];
   EXPECT_EQ(t["name"], "compiles");
   EXPECT_EQ(t["status"], "failed");
-  EXPECT_NEAR(t["max_score"].get<double>(), 100, 1e-9);
+  EXPECT_NEAR(t["max_score"].get<double>(), handout::total_points(), 1e-9);
   EXPECT_TRUE(has(t["output"], "this_line_does_not_compile")) << t;
   EXPECT_TRUE(has(t["output"], "error:")) << t;
 }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "handout/manifest.hpp"
 #include "test_support.hpp"
 
 #ifndef KVCOURSE_CMAKE
@@ -80,9 +81,22 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   EXPECT_TRUE(has(readme, "bash scripts/start.sh") && has(readme, "bash scripts/test.sh"))
       << "the two-command quick start";
   const std::string workflow = read_file(repo / ".github/workflows/classroom.yml");
-  EXPECT_TRUE(has(workflow, "command: build/bin/grader --stage prefix-reuse")) << workflow;
-  EXPECT_TRUE(has(workflow, "max-score: 30")) << workflow;
-  EXPECT_TRUE(has(workflow, "runners: stage-1,stage-2,stage-3,stage-4,stage-5")) << workflow;
+  std::string runners;
+  for (const handout::ManifestStage& s : handout::manifest_stages()) {
+    const std::string id = "stage-" + std::to_string(s.number);
+    // One graded step per stage, worth its points.
+    EXPECT_TRUE(has(workflow, "id: " + id + "\n")) << id;
+    EXPECT_TRUE(has(workflow, "command: build/bin/grader --stage " + s.slug + "\n")) << s.slug;
+    const size_t step = workflow.find("id: " + id + "\n");
+    EXPECT_TRUE(step != std::string::npos &&
+                workflow.find("max-score: " + std::to_string(int(s.points)) + "\n", step) ==
+                    workflow.find("max-score: ", step))
+        << s.slug << "'s points";
+    runners += (runners.empty() ? "" : ",") + id;
+  }
+  EXPECT_TRUE(has(workflow, "runners: " + runners + "\n")) << workflow;
+  EXPECT_EQ(learner_files(), handout::learner_files())
+      << "autograders/manifest.cmake reads the manifest";
   for (const std::string& f : learner_files())
     EXPECT_EQ(read_file(repo / f), read_file(source_dir() / f)) << f;
 
