@@ -1,5 +1,5 @@
 // The autograder formats: Gradescope's results.json and the Exercism test runner
-// interface (version 2), from hand-made results.
+// interface (version 3), from hand-made results.
 #include "cli/formats.hpp"
 
 #include <gtest/gtest.h>
@@ -51,25 +51,57 @@ std::vector<StageResult> passing_results() {
 
 }  // namespace
 
-TEST(formats, gradescope_scores_one_point_per_case) {
-  json j = gradescope_results(mixed_results());
-  EXPECT_EQ(j["score"], 1);
+// cache-structure is worth 10 points (stages/manifest.json): 10/3 for each of 3 cases.
+TEST(formats, gradescope_shares_the_stage_points_among_its_cases) {
+  const double each = find_stage("cache-structure")->points / 3;
+  json j = gradescope_results(mixed_results(), 2.2);
+  EXPECT_DOUBLE_EQ(j["score"].get<double>(), each);
+  EXPECT_EQ(j["execution_time"], 3);  // whole seconds, rounded up
   ASSERT_EQ(j["tests"].size(), 3u);
   for (const json& t : j["tests"]) {
-    EXPECT_EQ(t["max_score"], 1);
+    EXPECT_DOUBLE_EQ(t["max_score"].get<double>(), each);
     EXPECT_EQ(t["visibility"], "visible");
+    EXPECT_EQ(t["output_format"], "text");
   }
   EXPECT_EQ(j["tests"][0]["name"], "cache-structure: 01-empty");
   EXPECT_EQ(j["tests"][0]["status"], "passed");
-  EXPECT_EQ(j["tests"][0]["score"], 1);
+  EXPECT_DOUBLE_EQ(j["tests"][0]["score"].get<double>(), each);
   EXPECT_EQ(j["tests"][1]["status"], "failed");
   EXPECT_EQ(j["tests"][1]["score"], 0);
   EXPECT_EQ(j["tests"][2]["status"], "failed");
   EXPECT_TRUE(has(j["output"], "1 of 3 cases pass."));
 }
 
+// Gradescope's default "simple_format" reads text as HTML: `std::vector<float>` loses
+// its `<float>`. Every text field says it is plain text.
+TEST(formats, gradescope_text_is_declared_plain_text) {
+  for (const json& j : {gradescope_results(mixed_results(), 0), gradescope_error("x", 0),
+                        gradescope_compile_error("x", 0)}) {
+    EXPECT_EQ(j["output_format"], "text") << j;
+    EXPECT_EQ(j["test_output_format"], "text") << j;
+    EXPECT_EQ(j["test_name_format"], "text") << j;
+    EXPECT_TRUE(j.contains("execution_time")) << j;
+  }
+}
+
+TEST(formats, gradescope_compile_error_is_one_failed_test_worth_every_stage) {
+  const std::string message = "src/kvcache.cpp:3:1: error: 'std::vector<float>' has no member 'x'";
+  json j = gradescope_compile_error(message, 4);
+  double total = 0;
+  for (const Stage& s : stage_table()) total += s.points;
+  EXPECT_EQ(j["score"], 0);
+  ASSERT_EQ(j["tests"].size(), 1u);
+  const json& t = j["tests"][0];
+  EXPECT_EQ(t["name"], "compiles");
+  EXPECT_EQ(t["status"], "failed");
+  EXPECT_EQ(t["score"], 0);
+  EXPECT_DOUBLE_EQ(t["max_score"].get<double>(), total);
+  EXPECT_TRUE(has(t["output"], message)) << t;
+  EXPECT_EQ(t["output_format"], "text");
+}
+
 TEST(formats, gradescope_output_explains_the_failure) {
-  json j = gradescope_results(mixed_results());
+  json j = gradescope_results(mixed_results(), 0);
   std::string out = j["tests"][1]["output"];
   EXPECT_TRUE(has(out, "keys: 768 of 768 elements differ")) << out;
   EXPECT_TRUE(has(out, "[kvc.kv_swapped] K and V swapped")) << out;
@@ -80,15 +112,15 @@ TEST(formats, gradescope_output_explains_the_failure) {
 }
 
 TEST(formats, gradescope_error_scores_zero_with_the_reason) {
-  json j = gradescope_error("runner /x is missing");
+  json j = gradescope_error("runner /x is missing", 1);
   EXPECT_EQ(j["score"], 0);
   EXPECT_TRUE(j["tests"].empty());
   EXPECT_TRUE(has(j["output"], "runner /x is missing"));
 }
 
-TEST(formats, exercism_version_2_statuses) {
+TEST(formats, exercism_version_3_statuses) {
   json j = exercism_results(mixed_results());
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   EXPECT_EQ(j["status"], "fail");
   EXPECT_FALSE(j.contains("message")) << "a top-level message is only for status error";
   ASSERT_EQ(j["tests"].size(), 3u);
@@ -100,6 +132,22 @@ TEST(formats, exercism_version_2_statuses) {
   EXPECT_TRUE(has(message, "keys: 768 of 768 elements differ")) << message;
   EXPECT_TRUE(has(message, "kvc.kv_swapped")) << message;
   EXPECT_EQ(j["tests"][1]["output"], "debug line\n");  // the learner's output, as printed
+}
+
+// Version 3: each test names its task (the stage's number) and shows what it runs.
+TEST(formats, exercism_tests_carry_task_id_and_test_code) {
+  auto results = mixed_results();
+  for (auto& r : passing_results()) results.push_back(r);
+  json j = exercism_results(results);
+  ASSERT_EQ(j["tests"].size(), 5u);
+  EXPECT_EQ(j["tests"][0]["task_id"], 1);
+  EXPECT_EQ(j["tests"][2]["task_id"], 1);
+  EXPECT_EQ(j["tests"][3]["task_id"], 2);
+  for (const json& t : j["tests"]) {
+    std::string code = t["test_code"];
+    EXPECT_TRUE(has(code, "checks: What ")) << code;
+    EXPECT_TRUE(has(code, "input: {\"appends\": [0]}")) << code;
+  }
 }
 
 TEST(formats, exercism_pass_when_every_case_passes) {
@@ -115,12 +163,15 @@ TEST(formats, exercism_output_is_cut_at_500_characters) {
   json j = exercism_results(results);
   std::string out = j["tests"][0]["output"];
   EXPECT_LE(out.size(), 500u);
-  EXPECT_TRUE(has(out, "(cut)"));
+  EXPECT_TRUE(has(out, "Output was truncated. Please limit to 500 chars")) << out;
+  EXPECT_EQ(out.substr(0, 10), "xxxxxxxxxx");
+  results[0].cases[0].output = std::string(500, 'y');  // exactly the limit: kept whole
+  EXPECT_EQ(exercism_results(results)["tests"][0]["output"], std::string(500, 'y'));
 }
 
 TEST(formats, exercism_error_has_a_message_and_no_tests) {
   json j = exercism_error("src/kvcache.cpp:3:1: error: expected ';'");
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   EXPECT_EQ(j["status"], "error");
   EXPECT_EQ(j["message"], "src/kvcache.cpp:3:1: error: expected ';'");
   EXPECT_TRUE(j["tests"].empty());
@@ -129,8 +180,10 @@ TEST(formats, exercism_error_has_a_message_and_no_tests) {
 TEST(formats, several_stages_in_one_document) {
   auto results = mixed_results();
   for (auto& r : passing_results()) results.push_back(r);
-  EXPECT_EQ(gradescope_results(results)["tests"].size(), 5u);
-  EXPECT_EQ(gradescope_results(results)["score"], 3);
+  EXPECT_EQ(gradescope_results(results, 0)["tests"].size(), 5u);
+  EXPECT_DOUBLE_EQ(
+      gradescope_results(results, 0)["score"].get<double>(),
+      find_stage("cache-structure")->points / 3 + find_stage("multi-layer-cache")->points);
   EXPECT_EQ(exercism_results(results)["tests"].size(), 5u);
   EXPECT_EQ(exercism_results(results)["tests"][3]["name"], "multi-layer-cache: 01-no-appends");
 }

@@ -614,11 +614,14 @@ TEST(autograder_cli, gradescope_results_for_the_reference) {
   nlohmann::json j = results_file(state / "results.json");
   ASSERT_TRUE(j.contains("tests")) << j;
   EXPECT_GT(j["tests"].size(), 0u);
-  EXPECT_EQ(j["score"], j["tests"].size());
+  double total = 0;
   for (const auto& t : j["tests"]) {
     EXPECT_EQ(t["status"], "passed");
     EXPECT_EQ(t["score"], t["max_score"]);
+    total += t["score"].get<double>();
   }
+  EXPECT_NEAR(j["score"].get<double>(), total, 1e-9);
+  EXPECT_NEAR(total, 10, 1e-9);  // the stage's points in stages/manifest.json
 }
 
 TEST(autograder_cli, exercism_results_for_a_failing_runner) {
@@ -630,7 +633,7 @@ TEST(autograder_cli, exercism_results_for_a_failing_runner) {
                                                (state / "results.json").string()));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   nlohmann::json j = results_file(state / "results.json");
-  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["version"], 3);
   EXPECT_EQ(j["status"], "fail");
   ASSERT_GT(j["tests"].size(), 0u) << j;
   for (const auto& t : j["tests"]) {

@@ -106,3 +106,25 @@ TEST(stages, a_manifest_that_is_a_fifo_or_a_folder_is_refused_at_once) {
   fs::create_directory(dir / "folder.json");
   EXPECT_THROW(load_stage_table(dir / "folder.json"), CourseError);
 }
+
+// "points": a stage's weight in an autograder's score; 10 when not given.
+TEST(stages, points_default_to_ten_and_must_be_a_number) {
+  TempDir dir;
+  write_file(
+      dir / "manifest.json",
+      std::string(R"({"stages": [)") + kStage +
+          R"(, {"slug": "prefill", "title": "Prefill", "folder": "04-prefill", "points": 25.5,)"
+          R"( "files": ["src/decode.cpp"], "hint": "Mask."}]})");
+  auto stages = load_stage_table(dir / "manifest.json");
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].points, 10);
+  EXPECT_EQ(stages[1].points, 25.5);
+  const std::string with_points =
+      R"({"slug": "a", "title": "t", "folder": "f", "files": ["x"], "hint": "h", "points": )";
+  EXPECT_NE(load_error(R"({"stages": [)" + with_points + R"("ten"}]})")
+                .find("stages[0]: \"points\" must be a number"),
+            std::string::npos);
+  EXPECT_NE(
+      load_error(R"({"stages": [)" + with_points + "-1}]}").find("\"points\" must be a number"),
+      std::string::npos);
+}

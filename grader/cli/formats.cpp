@@ -1,5 +1,6 @@
 #include "cli/formats.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "cli/report.hpp"
@@ -8,8 +9,7 @@ namespace course {
 
 namespace {
 
-constexpr size_t kExercismOutputLimit = 500;     // the interface's limit per test
-constexpr size_t kExercismMessageLimit = 65535;  // and for the top-level message
+constexpr size_t kExercismMessageLimit = 65535;  // the interface's limit for a message
 
 std::string test_name(const StageResult& r, const CaseResult& c) {
   return r.stage->slug + ": " + c.name;
@@ -37,6 +37,36 @@ std::string cut(const std::string& text, size_t limit) {
   return text.substr(0, keep) + note;
 }
 
+// At most `limit` bytes (so at most as many characters), whole UTF-8 characters, ending
+// in the Exercism interface's note when something was cut.
+std::string cut_output(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  const std::string note = std::string("\n") + kExercismTruncated;
+  size_t keep = limit > note.size() ? limit - note.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  return text.substr(0, keep) + note;
+}
+
+// Exercism's test_code: what the case checks, and its input.
+std::string test_code(const CaseResult& c) {
+  return "checks: " + c.checks + "\ninput: " + c.input_summary;
+}
+
+// Gradescope wants seconds; a whole number, at least 1 for any run.
+long long whole_seconds(double seconds) { return seconds <= 0 ? 0 : (long long)std::ceil(seconds); }
+
+// The fields every Gradescope document carries: plain text, shown as written.
+json gradescope_document(double score, const std::string& output, const json& tests,
+                         double seconds) {
+  return {{"score", score},
+          {"execution_time", whole_seconds(seconds)},
+          {"output", output},
+          {"output_format", "text"},
+          {"test_output_format", "text"},
+          {"test_name_format", "text"},
+          {"tests", tests}};
+}
+
 std::string summary(const std::vector<StageResult>& results) {
   int passed = 0, total = 0;
   for (const StageResult& r : results) {
@@ -60,29 +90,46 @@ const char* exercism_status(CaseStatus s) {
 
 }  // namespace
 
-json gradescope_results(const std::vector<StageResult>& results) {
+json gradescope_results(const std::vector<StageResult>& results, double execution_seconds) {
   json tests = json::array();
-  int score = 0;
+  double score = 0;
   for (const StageResult& r : results) {
+    const double each = r.cases.empty() ? 0 : r.stage->points / double(r.cases.size());
     for (const CaseResult& c : r.cases) {
       const bool ok = c.status == CaseStatus::passed;
-      score += ok;
+      score += ok ? each : 0;
       std::string output = ok ? "checks: " + c.checks + "\n" : failure_text(c);
       output += output_text(c);
       tests.push_back({{"name", test_name(r, c)},
-                       {"score", ok ? 1 : 0},
-                       {"max_score", 1},
+                       {"score", ok ? each : 0.0},
+                       {"max_score", each},
                        {"status", ok ? "passed" : "failed"},
                        {"output", output},
+                       {"output_format", "text"},
                        {"visibility", "visible"}});
     }
   }
-  return {{"score", score}, {"output", summary(results)}, {"tests", tests}};
+  return gradescope_document(score, summary(results), tests, execution_seconds);
 }
 
-json gradescope_error(const std::string& message) {
-  return {
-      {"score", 0}, {"output", "The grader could not run: " + message}, {"tests", json::array()}};
+json gradescope_error(const std::string& message, double execution_seconds) {
+  return gradescope_document(0, "The grader could not run: " + message, json::array(),
+                             execution_seconds);
+}
+
+json gradescope_compile_error(const std::string& compiler_output, double execution_seconds) {
+  double total = 0;
+  for (const Stage& s : stage_table()) total += s.points;
+  json test = {
+      {"name", "compiles"},
+      {"score", 0.0},
+      {"max_score", total},
+      {"status", "failed"},
+      {"output", "The code does not compile. The compiler's first errors:\n\n" + compiler_output},
+      {"output_format", "text"},
+      {"visibility", "visible"}};
+  return gradescope_document(0, "The code does not compile: no stage was graded.",
+                             json::array({test}), execution_seconds);
 }
 
 json exercism_results(const std::vector<StageResult>& results) {
@@ -94,15 +141,17 @@ json exercism_results(const std::vector<StageResult>& results) {
       json t = {{"name", test_name(r, c)}, {"status", exercism_status(c.status)}};
       if (c.status != CaseStatus::passed)
         t["message"] = cut(failure_text(c), kExercismMessageLimit);
-      if (!c.output.empty()) t["output"] = cut(c.output, kExercismOutputLimit);
+      if (!c.output.empty()) t["output"] = cut_output(c.output, kExercismOutputLimit);
+      t["test_code"] = test_code(c);
+      t["task_id"] = r.stage->number;
       tests.push_back(t);
     }
   }
-  return {{"version", 2}, {"status", all ? "pass" : "fail"}, {"tests", tests}};
+  return {{"version", 3}, {"status", all ? "pass" : "fail"}, {"tests", tests}};
 }
 
 json exercism_error(const std::string& message) {
-  return {{"version", 2},
+  return {{"version", 3},
           {"status", "error"},
           {"message", cut(message, kExercismMessageLimit)},
           {"tests", json::array()}};

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +44,12 @@ using namespace course;
 namespace {
 
 constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2;
+
+// When this run started: a platform's results say how long grading took.
+const auto kStarted = std::chrono::steady_clock::now();
+double seconds_since_start() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStarted).count();
+}
 
 struct Cli {
   std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
@@ -173,12 +180,28 @@ class Output {
     return exit_code;
   }
 
+  // The code does not compile: for Gradescope a failed "compiles" test, for the others an
+  // error. Exit status 1: the code's fault, not the environment's.
+  int compile_error(const std::string& compiler_output) {
+    if (cli_.format != "gradescope")
+      return error("the code does not compile:\n" + compiler_output, kExitFail);
+    std::cerr << "grader: the code does not compile:\n" << compiler_output;
+    const std::string document =
+        dump_json(gradescope_compile_error(compiler_output, seconds_since_start())) + "\n";
+    if (cli_.output_file.empty())
+      std::cout << document;
+    else if (!write_file(document))
+      return kExitUsage;
+    return kExitFail;
+  }
+
   // With --output: the buffered results replace the file. False (with a message) if not.
   bool commit() { return cli_.output_file.empty() || write_file(buffer_.str()); }
 
  private:
   std::string error_document(const std::string& message) const {
-    if (cli_.format == "gradescope") return dump_json(gradescope_error(message)) + "\n";
+    if (cli_.format == "gradescope")
+      return dump_json(gradescope_error(message, seconds_since_start())) + "\n";
     if (cli_.format == "exercism") return dump_json(exercism_error(message)) + "\n";
     if (cli_.format == "json")
       return dump_json({{"passed", false}, {"error", message}, {"stages", json::array()}}) + "\n";
@@ -320,7 +343,7 @@ void write_results(std::ostream& out, const std::string& format, const std::vect
     out << dump_json(document) << "\n";
   }
   if (format == "gradescope") {
-    json document = gradescope_results(results);
+    json document = gradescope_results(results, seconds_since_start());
     document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe();
     out << dump_json(document) << "\n";
   }
@@ -398,8 +421,8 @@ int parse_command_line(int argc, char** argv, Cli& cli) {
   try {
     stage_table();  // the course's stage list: nothing works without it
   } catch (const CourseError& e) {
-    std::cerr << "grader: the course is broken: " << e.what() << "\n";
-    return kExitUsage;
+    // With --output, the platform still gets a document saying why.
+    return Output(cli).error(std::string("the course is broken: ") + e.what());
   }
   return -1;
 }
@@ -422,13 +445,12 @@ int main(int argc, char** argv) {
   const fs::path progress_file = Progress::default_file();
   Progress progress = Progress::load(progress_file);
 
-  if (cli.list) {
-    print_stage_list(std::cout, progress);
-    return kExitPass;
-  }
-
   Output output(cli);
   if (!output.open()) return kExitUsage;
+  if (cli.list) {
+    print_stage_list(output.stream(), progress);
+    return output.commit() ? kExitPass : kExitUsage;
+  }
   std::string usage_error;
   std::vector<const Stage*> todo = stages_to_grade(cli, progress, track_progress, usage_error);
   if (!usage_error.empty()) return output.error(usage_error);
@@ -463,8 +485,7 @@ int main(int argc, char** argv) {
     BuildResult build = run_build(rebuild_command(cli));
     if (!build.ok) {
       std::string errors = trim_compiler_output(build.output, watch_folders(cli));
-      if (cli.format != "text")
-        return output.error("the code does not compile:\n" + errors, kExitFail);
+      if (cli.format != "text") return output.compile_error(errors);
       out << "The code does not compile. The compiler's first errors:\n\n" << errors;
       return output.commit() ? kExitFail : kExitUsage;
     }

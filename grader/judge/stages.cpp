@@ -41,6 +41,12 @@ Stage parse_stage(const json& j, int number, const std::string& where) {
       throw CourseError(where + ": \"setup\": " + problem);
     s.setup = j["setup"];
   }
+  if (j.contains("points")) {
+    const json& p = j["points"];
+    if (!p.is_number() || p.get<double>() < 0 || p.get<double>() > 1e6)
+      throw CourseError(where + ": \"points\" must be a number from 0 to 1000000");
+    s.points = p.get<double>();
+  }
   return s;
 }
 

@@ -6,8 +6,10 @@
 //                "folder": "01-cache-structure",      stages/<folder>/lesson.md
 //                "files": ["src/kvcache.cpp", ...],   what the learner edits
 //                "hint": "...",
-//                "setup": {"weights": {...}}}, ...]}  optional: sent to the runner once,
+//                "setup": {"weights": {...}},        optional: sent to the runner once,
 //                                                     before the first case
+//                "points": 20}, ...]}                 optional: the stage's weight in an
+//                                                     autograder's score (default 10)
 //
 // A stage's number is its place in the list, from 1. The grader never runs without a
 // valid manifest: a missing or malformed one is an error of the course (exit 2).
@@ -30,6 +32,7 @@ struct Stage {
   std::vector<std::string> files;
   std::string hint;
   json setup = json::object();  // empty object: nothing to prepare
+  double points = 10;           // its weight in an autograder's score, shared by its cases
 };
 
 struct CourseError : std::runtime_error {

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# Shared by the autograders (exercism/run.sh, gradescope/run_autograder): putting a
+# submission into a prepared course tree (prepare.sh) and grading it. Sourced, not run.
+
+# place_submission SUBMISSION WORK: the learner's files (stages/manifest.json's "files")
+# from SUBMISSION into WORK, over the skeleton's. A file is taken at its own path
+# (src/kvcache.cpp) or, failing that, wherever in SUBMISSION a file of that name is, when
+# there is exactly one: students zip folders in every layout. A file not found keeps the
+# skeleton's, and the grader's "not implemented yet" names it. Says on stderr what it took.
+place_submission() {
+  local submission="$1" work="$2" here f name found count
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  mapfile -t files < <(cmake -DMANIFEST="$work/stages/manifest.json" -DWHAT=files -P "$here/manifest.cmake")
+  for f in "${files[@]}"; do
+    cp "$work/.skeleton/$f" "$work/$f"
+    name="$(basename "$f")"
+    if [ -f "$submission/$f" ]; then
+      found="$submission/$f"
+    else
+      count="$(find "$submission" -type f -name "$name" -not -path '*/.*' | wc -l)"
+      found=""
+      if [ "$count" -eq 1 ]; then
+        found="$(find "$submission" -type f -name "$name" -not -path '*/.*')"
+      elif [ "$count" -gt 1 ]; then
+        echo "autograder: $count files named $name in the submission; give it at $f" >&2
+      fi
+    fi
+    if [ -n "$found" ]; then
+      cp "$found" "$work/$f"  # a fresh time stamp: the rebuild compiles it
+      echo "autograder: $f <- ${found#"$submission"/}" >&2
+    else
+      echo "autograder: $f is not in the submission; the skeleton's is graded" >&2
+    fi
+  done
+}
+
+# grade_submission WORK FORMAT OUTPUT [grader options...]: rebuilds the learner's runner in
+# WORK and grades it, writing the FORMAT document to OUTPUT. Paths inside WORK are written
+# relative to it (src/kvcache.cpp:3:1: ...), as the student knows them. Returns the
+# grader's status.
+grade_submission() {
+  local work="$1" format="$2" output="$3" status document
+  shift 3
+  KVCOURSE_PROGRESS="$work/.grader/progress.json" NO_COLOR=1 \
+    "$work/build/bin/grader" --rebuild --format "$format" -o "$output" "$@"
+  status=$?
+  if [ -s "$output" ]; then
+    document="$(<"$output")"
+    printf '%s\n' "${document//"$work/"/}" >"$output.relative" && mv "$output.relative" "$output"
+  fi
+  return $status
+}

@@ -1,0 +1,46 @@
+# Reads stages/manifest.json for the shell scripts of the hand-out (export, autograders),
+# with CMake's own JSON parser, so they need nothing beyond what the course already needs.
+#   cmake -DMANIFEST=stages/manifest.json -DWHAT=stages -P autograders/manifest.cmake
+#       one line per stage: "<number> <slug> <points>" (points default to 10, as the grader's)
+#   cmake -DMANIFEST=stages/manifest.json -DWHAT=files -P autograders/manifest.cmake
+#       every file a learner edits, once each, in the order the stages name them
+cmake_minimum_required(VERSION 3.25)
+
+if(NOT EXISTS "${MANIFEST}")
+  message(FATAL_ERROR "manifest.cmake: no manifest at \"${MANIFEST}\"")
+endif()
+file(READ "${MANIFEST}" text)
+string(JSON count ERROR_VARIABLE problem LENGTH "${text}" stages)
+if(problem)
+  message(FATAL_ERROR "manifest.cmake: ${MANIFEST}: ${problem}")
+endif()
+
+set(lines "")
+set(files "")
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON slug GET "${text}" stages ${i} slug)
+  string(JSON points ERROR_VARIABLE no_points GET "${text}" stages ${i} points)
+  if(no_points)
+    set(points 10)
+  endif()
+  math(EXPR number "${i} + 1")
+  string(APPEND lines "${number} ${slug} ${points}\n")
+  string(JSON n_files LENGTH "${text}" stages ${i} files)
+  math(EXPR last_file "${n_files} - 1")
+  foreach(f RANGE ${last_file})
+    string(JSON file GET "${text}" stages ${i} files ${f})
+    if(NOT file IN_LIST files)
+      list(APPEND files "${file}")
+    endif()
+  endforeach()
+endforeach()
+
+if(WHAT STREQUAL "stages")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo_append "${lines}")
+elseif(WHAT STREQUAL "files")
+  list(JOIN files "\n" joined)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${joined}")
+else()
+  message(FATAL_ERROR "manifest.cmake: WHAT must be stages or files, not \"${WHAT}\"")
+endif()

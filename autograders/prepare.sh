@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds a course tree for an autograder, once, when its image is made:
+#   autograders/prepare.sh COURSE WORK
+# copies what grading needs from COURSE (a checkout of the course, or the copy inside an
+# autograder package) to WORK, configures WORK/build without tests and builds the grader
+# and the learner's runner (with the skeleton). A submission then costs only its own files'
+# compilation (grade_submission in lib.sh). The skeleton's files are kept in WORK/.skeleton
+# so that every run starts from them. WORK must be the path the tree is used at: CMake
+# records absolute paths.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: autograders/prepare.sh COURSE WORK" >&2
+  exit 2
+fi
+course="$(cd "$1" && pwd)"
+work="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+
+mkdir -p "$work"
+for item in CMakeLists.txt CMakePresets.json include model grader stages fixtures src adapters; do
+  if [ ! -e "$course/$item" ]; then
+    echo "prepare: $course/$item is missing: not a course tree" >&2
+    exit 2
+  fi
+  cp -R "$course/$item" "$work/"
+done
+rm -rf "$work/grader/gen"  # the fixture generator: the autograder never makes fixtures
+
+# The skeleton's copy of every file a learner edits.
+mapfile -t files < <(cmake -DMANIFEST="$work/stages/manifest.json" -DWHAT=files -P "$here/manifest.cmake")
+for f in "${files[@]}"; do
+  mkdir -p "$work/.skeleton/$(dirname "$f")"
+  cp "$work/$f" "$work/.skeleton/$f"
+done
+
+cmake -S "$work" -B "$work/build" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$work/build" --target grader runner-learner --parallel "$(nproc)"
+echo "prepare: the course is built in $work"
