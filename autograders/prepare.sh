@@ -18,7 +18,7 @@ work="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 
 mkdir -p "$work"
-for item in CMakeLists.txt CMakePresets.json include model grader stages fixtures src adapters; do
+for item in CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures src adapters; do
   if [ ! -e "$course/$item" ]; then
     echo "prepare: $course/$item is missing: not a course tree" >&2
     exit 2

@@ -27,7 +27,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
 # What the learner gets from the course, as tracked by git.
-shared=(CMakeLists.txt CMakePresets.json .gitignore include model grader stages fixtures src adapters
+shared=(CMakeLists.txt CMakePresets.json .gitignore include model cmake tools grader stages fixtures src adapters
         scripts/start.sh scripts/deps.sh)
 (cd "$root" && git ls-files -z -- "${shared[@]}" ':!:grader/gen' ':!:grader/gen/**') |
   (cd "$root" && xargs -0 cp --parents -t "$out")

@@ -17,7 +17,7 @@ fi
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/course" "$staging/autograders"
-(cd "$root" && git ls-files -z -- CMakeLists.txt CMakePresets.json include model grader stages fixtures src adapters \
+(cd "$root" && git ls-files -z -- CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures src adapters \
    scripts/deps.sh ':!:grader/gen' ':!:grader/gen/**') | (cd "$root" && xargs -0 cp --parents -t "$staging/course")
 cp "$root/autograders/lib.sh" "$root/autograders/prepare.sh" "$root/autograders/manifest.cmake" "$staging/autograders/"
 cp "$root/autograders/gradescope/setup.sh" "$root/autograders/gradescope/run_autograder" "$staging/"
