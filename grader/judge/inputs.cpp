@@ -169,7 +169,7 @@ void check_speculative(const json& input) {
 
 // Stage paged-cache: a pool of one-layer blocks and a plan over its sequences.
 void check_paged_plan(const json& input) {
-  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputPlanBlocks);
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kMaxPlanBlocks);
   const json& plan = field(input, "input", "plan");
   if (!plan.is_array()) bad("input.plan", "must be a list of steps");
   int64_t n_sequences = 0;
@@ -194,7 +194,7 @@ void check_paged_plan(const json& input) {
 // Stage paged-cache, with GPT-2: a prompt, then branches forked from it.
 void check_paged_fork(const json& input) {
   check_weights(field(input, "input", "weights"), "input.weights");
-  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kMaxModelBlocks);
   check_tokens(input, "prompt", "input");
   check_token_lists(input, "branches");
 }
@@ -202,24 +202,24 @@ void check_paged_fork(const json& input) {
 // Stage prefix-cache: prompts served in order through one prefix cache.
 void check_prefix_trace(const json& input) {
   check_weights(field(input, "input", "weights"), "input.weights");
-  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kMaxModelBlocks);
   const json& prompts = field(input, "input", "prompts");
-  if (!prompts.is_array() || prompts.size() > size_t(kInputMaxRequests)) bad("input.prompts", "must be a list of 1 to 64 prompts");
+  if (!prompts.is_array() || prompts.size() > size_t(kMaxRequests)) bad("input.prompts", "must be a list of 1 to " + std::to_string(kMaxRequests) + " prompts");
   check_token_lists(input, "prompts");
 }
 
 // Stage continuous-batching: requests with their arrival step and token budget.
 void check_serve(const json& input) {
   check_weights(field(input, "input", "weights"), "input.weights");
-  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kInputModelBlocks);
+  whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kMaxModelBlocks);
   const json& requests = field(input, "input", "requests");
-  if (!requests.is_array() || requests.empty() || requests.size() > size_t(kInputMaxRequests))
-    bad("input.requests", "must be a list of 1 to 64 requests");
+  if (!requests.is_array() || requests.empty() || requests.size() > size_t(kMaxRequests))
+    bad("input.requests", "must be a list of 1 to " + std::to_string(kMaxRequests) + " requests");
   for (size_t i = 0; i < requests.size(); ++i) {
     const std::string where = at("input.requests", i);
     whole_list(field(requests[i], where, "prompt"), at(where, "prompt"), 0, kInputVocab - 1, 1);
-    whole(field(requests[i], where, "max_new_tokens"), at(where, "max_new_tokens"), 1, 256);
-    whole(field(requests[i], where, "arrival"), at(where, "arrival"), 0, 1000);
+    whole(field(requests[i], where, "max_new_tokens"), at(where, "max_new_tokens"), 1, kMaxNewTokens);
+    whole(field(requests[i], where, "arrival"), at(where, "arrival"), 0, kMaxArrival);
   }
 }
 

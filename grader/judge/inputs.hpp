@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "wire/fixture.hpp"
+#include "wire/limits.hpp"
 
 namespace course {
 
@@ -21,9 +22,6 @@ namespace course {
 inline constexpr int kInputLayers = 12;      // n_layers
 inline constexpr int kInputModelDim = 768;   // d_model: floats in one token's key or value
 inline constexpr int kInputVocab = 50257;    // token ids are 0 .. vocab - 1
-inline constexpr int kInputPlanBlocks = 4096;  // bindings_paged.cpp: one-layer blocks in a plan's pool
-inline constexpr int kInputModelBlocks = 256;  // bindings_paged/server.cpp: twelve-layer blocks
-inline constexpr int kInputMaxRequests = 64;   // bindings_server.cpp: prompts or requests in a case
 
 // Every adapter a runner serves, by name, in name order.
 std::vector<std::string> served_adapters();

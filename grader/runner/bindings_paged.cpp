@@ -16,14 +16,13 @@
 #include "course/adapters.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
+#include "wire/limits.hpp"
 
 namespace course {
 
 namespace {
 
-// Pools are sized by the fixture; this keeps a broken one from asking for gigabytes.
-constexpr int kMaxPlanBlocks = 4096;  // one-layer blocks: 48 KB each
-constexpr int kMaxModelBlocks = 256;  // twelve-layer blocks: 1.2 MB each
+// Pools are sized by the fixture; wire/limits.hpp keeps a broken one from asking for gigabytes.
 
 int blocks_field(const json& input, int most) {
   const json& n = field(input, "n_blocks");

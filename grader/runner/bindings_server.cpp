@@ -17,15 +17,12 @@
 #include "course/batching.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
+#include "wire/limits.hpp"
 
 namespace course {
 
 namespace {
 
-constexpr int kMaxModelBlocks = 256;  // twelve-layer blocks: 1.2 MB each
-constexpr int kMaxRequests = 64;
-constexpr int kMaxNewTokens = 256;
-constexpr int kMaxArrival = 1000;
 
 int int_field(const json& input, const char* name, int least, int most) {
   const json& n = field(input, name);
