@@ -49,6 +49,9 @@ json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_ste
 // the layers' lengths differ).
 json layers_json(const std::vector<const KVView*>& layers);
 json cache_json(const ModelCache& cache);
+// One layer's KVCache holding input's "keys" and "values" ([n, 768] each), appended in
+// order: the cache of the attention probes and of read_kvcache.
+KVCache probe_cache(const json& input);
 // The rows one adapter call put through the model (gpt2::WorkCounts), for "work".
 json work_json(const gpt2::WorkCounts& w);
 

@@ -95,19 +95,7 @@ json snapshot_json(const CacheSnapshot& s) {
 // The KVCache itself, without the learner's adapter: the rows of "keys" and "values"
 // ([n, 768] each) appended in order, then length(), key(h, p) and value(h, p) read here.
 json read_kvcache(const json& input) {
-  Tensor keys, values;
-  try {
-    keys = tensor_from_json(field(input, "keys"));
-    values = tensor_from_json(field(input, "values"));
-  } catch (const TensorError& e) {
-    throw BadInput(std::string("\"keys\" or \"values\": ") + e.what());
-  }
-  if (keys.shape.size() != 2 || keys.shape[1] != d_model || values.shape != keys.shape)
-    throw BadInput("\"keys\" and \"values\" must both be [n, 768]");
-  KVCache cache;
-  for (int64_t p = 0; p < keys.shape[0]; ++p)
-    cache.append(std::span<const float>(keys.data).subspan(size_t(p) * d_model, d_model),
-                 std::span<const float>(values.data).subspan(size_t(p) * d_model, d_model));
+  KVCache cache = probe_cache(input);
   CacheSnapshot s;
   const int seq = cache.length();
   s.shape = {n_heads, seq, head_dim};

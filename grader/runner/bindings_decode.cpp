@@ -45,17 +45,6 @@ Tensor tensor_field(const json& input, const char* name) {
   }
 }
 
-// The probes' cache: one layer holding the given [n, 768] keys and values.
-KVCache probe_cache(const json& input) {
-  Tensor keys = tensor_field(input, "keys"), values = tensor_field(input, "values");
-  if (keys.shape.size() != 2 || keys.shape[1] != d_model || values.shape != keys.shape)
-    throw BadInput("\"keys\" and \"values\" must both be [n, 768]");
-  KVCache cache;
-  for (int64_t p = 0; p < keys.shape[0]; ++p)
-    cache.append(std::span<const float>(keys.data).subspan(size_t(p) * d_model, d_model),
-                 std::span<const float>(values.data).subspan(size_t(p) * d_model, d_model));
-  return cache;
-}
 
 }  // namespace
 
@@ -123,6 +112,17 @@ json cache_json(const ModelCache& cache) {
   std::vector<const KVView*> layers;
   for (int l = 0; l < n_layers; ++l) layers.push_back(&cache.layer(l));
   return layers_json(layers);
+}
+
+KVCache probe_cache(const json& input) {
+  Tensor keys = tensor_field(input, "keys"), values = tensor_field(input, "values");
+  if (keys.shape.size() != 2 || keys.shape[1] != d_model || values.shape != keys.shape)
+    throw BadInput("\"keys\" and \"values\" must both be [n, 768]");
+  KVCache cache;
+  for (int64_t p = 0; p < keys.shape[0]; ++p)
+    cache.append(std::span<const float>(keys.data).subspan(size_t(p) * d_model, d_model),
+                 std::span<const float>(values.data).subspan(size_t(p) * d_model, d_model));
+  return cache;
 }
 
 const gpt2::Model& model_for(const json& weights) {

@@ -9,9 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <typeinfo>
 
-#include <cxxabi.h>
 
 #include "wire/protocol.hpp"
 #include "runner/bindings.hpp"
@@ -21,16 +19,6 @@
 namespace {
 
 using course::json;
-
-std::string current_exception_type() {
-  const std::type_info* type = abi::__cxa_current_exception_type();
-  if (!type) return "unknown";
-  int status = 0;
-  char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : type->name();
-  std::free(name);
-  return out;
-}
 
 json handle(const json& request) {
   const std::string type = request.value("type", "");
@@ -54,9 +42,9 @@ json handle(const json& request) {
   } catch (const json::exception& e) {
     return {{"status", "bad_request"}, {"what", std::string("malformed input: ") + e.what()}};
   } catch (const std::exception& e) {
-    return {{"status", "exception"}, {"type", current_exception_type()}, {"what", e.what()}};
+    return {{"status", "exception"}, {"type", course::current_exception_type()}, {"what", e.what()}};
   } catch (...) {
-    return {{"status", "exception"}, {"type", current_exception_type()}, {"what", ""}};
+    return {{"status", "exception"}, {"type", course::current_exception_type()}, {"what", ""}};
   }
 }
 
