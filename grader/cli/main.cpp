@@ -241,7 +241,7 @@ void add_options(CLI::App& app, Cli& cli) {
 
   app.add_flag("--watch,-w", cli.watch,
                "Regrade the stage on every save: rebuild the runner, grade, show the verdict "
-               "(keys: n next stage, h hint, l list, r rerun, q quit)");
+               "(keys: n next stage, e next failure, h hint, l list, v verdict, r rerun, q quit)");
   app.add_flag("--poll", cli.poll,
                "With --watch: poll the files every 300 ms instead of using inotify");
   app.add_flag("--rebuild", cli.rebuild,
