@@ -238,26 +238,47 @@ json tensor_to_json(const Tensor& t, TensorEncoding encoding) {
 void for_each_matching(const json& j, const std::string& path, const std::function<bool(const json&)>& match,
                        const JsonVisitor& visit) {
   // Depth first, in document order, with an explicit stack: children are pushed in reverse.
-  std::vector<std::pair<const json*, std::string>> stack{{&j, path}};
-  std::vector<std::pair<const json*, std::string>> children;
+  // A node's path is kept as one step and the index of its parent's entry in `steps`, and
+  // spelled out only for a match, so a deep document costs time linear in its size (a
+  // full path per node would be quadratic in the depth).
+  struct Step {
+    size_t parent;  // index in steps; npos for the root
+    std::string text;  // "key", ".key" or "[i]"
+  };
+  constexpr size_t kRoot = std::string::npos;
+  std::vector<Step> steps{{kRoot, path}};
+  auto spell = [&steps](size_t at) {
+    std::vector<const std::string*> parts;
+    for (; at != kRoot; at = steps[at].parent) parts.push_back(&steps[at].text);
+    std::string out;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += **it;
+    return out;
+  };
+  std::vector<std::pair<const json*, size_t>> stack{{&j, 0}};
+  std::vector<std::pair<const json*, size_t>> children;
   while (!stack.empty()) {
-    auto [node, where] = std::move(stack.back());
+    auto [node, at] = stack.back();
     stack.pop_back();
     if (match(*node)) {
-      visit(where, *node);
+      visit(spell(at), *node);
       continue;
     }
     children.clear();
+    const bool at_root = at == 0 && path.empty();
     if (node->is_object()) {
       for (auto it = node->begin(); it != node->end(); ++it)
-        if (it.value().is_structured() || match(it.value()))
-          children.emplace_back(&it.value(), where.empty() ? it.key() : where + "." + it.key());
+        if (it.value().is_structured() || match(it.value())) {
+          steps.push_back({at, at_root ? it.key() : "." + it.key()});
+          children.emplace_back(&it.value(), steps.size() - 1);
+        }
     } else if (node->is_array()) {
       for (size_t i = 0; i < node->size(); ++i)
-        if ((*node)[i].is_structured() || match((*node)[i]))
-          children.emplace_back(&(*node)[i], where + "[" + std::to_string(i) + "]");
+        if ((*node)[i].is_structured() || match((*node)[i])) {
+          steps.push_back({at, "[" + std::to_string(i) + "]"});
+          children.emplace_back(&(*node)[i], steps.size() - 1);
+        }
     }
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
   }
 }
 
