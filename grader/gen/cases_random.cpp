@@ -372,7 +372,7 @@ std::vector<CaseSpec> prefix_cache(uint64_t seed, int count) {
     std::vector<int> lengths;
     for (const auto& p : prompts) lengths.push_back(int(p.size()));
     cases.push_back(trace_case(case_name(seed, i, "trace"),
-                               "Random prompts of " + list_text(lengths) + " tokens, some sharing a 16-token block, through a pool of " +
+                               "Random prompts of " + list_text(lengths) + " tokens, drawn so that some share their first 16-token block, through a pool of " +
                                    plural(n_blocks, "block", "blocks") +
                                    ": cached tokens, evictions and logits as the lesson's rules give them.",
                                n_blocks, prompts));
@@ -391,7 +391,7 @@ std::vector<CaseSpec> continuous_batching(uint64_t seed, int count) {
       const int prompt = d.between(1, 4), max_new = d.between(1, 3), arrival = d.between(0, 2);
       requests.push_back({{"prompt", d.tokens(prompt)}, {"max_new_tokens", max_new}, {"arrival", arrival}});
       largest = std::max(largest, blocks_for(size_t(prompt + max_new - 1)));
-      summary += (summary.empty() ? "" : "; ") + std::to_string(prompt) + " tokens, " + std::to_string(max_new) +
+      summary += (summary.empty() ? "" : "; ") + plural(prompt, "token", "tokens") + ", " + std::to_string(max_new) +
                  " new, arriving at step " + std::to_string(arrival);
     }
     const int n_blocks = largest + d.between(0, 2);
