@@ -35,14 +35,17 @@ place_submission() {
 }
 
 # grade_submission WORK FORMAT OUTPUT [grader options...]: rebuilds the learner's runner in
-# WORK and grades it, writing the FORMAT document to OUTPUT. Paths inside WORK are written
-# relative to it (src/kvcache.cpp:3:1: ...), as the student knows them. Returns the
-# grader's status.
+# WORK and grades it, writing the FORMAT document to OUTPUT, with the hidden set
+# (WORK/fixtures-hidden) after the visible cases when WORK has one. Paths inside WORK are
+# written relative to it (src/kvcache.cpp:3:1: ...), as the student knows them. Returns the
+# grader's status. No --random: an autograder has no reference solution to answer fresh
+# cases with (grader/gen and reference/ stay out of its course tree).
 grade_submission() {
-  local work="$1" format="$2" output="$3" status document
+  local work="$1" format="$2" output="$3" status document hidden=()
   shift 3
+  if [ -d "$work/fixtures-hidden" ]; then hidden=(--hidden-fixtures "$work/fixtures-hidden"); fi
   KVCOURSE_PROGRESS="$work/.grader/progress.json" NO_COLOR=1 \
-    "$work/build/bin/grader" --rebuild --format "$format" -o "$output" "$@"
+    "$work/build/bin/grader" --rebuild --format "$format" -o "$output" "${hidden[@]}" "$@"
   status=$?
   if [ -s "$output" ]; then
     document="$(<"$output")"

@@ -2,7 +2,7 @@
 # Builds a course tree for an autograder, once, when its image is made:
 #   autograders/prepare.sh COURSE WORK
 # copies what grading needs from COURSE (a checkout of the course, or the copy inside an
-# autograder package) to WORK, configures WORK/build without tests and builds the grader
+# autograder package; its hidden set fixtures-hidden/ too, when it has one) to WORK, configures WORK/build without tests and builds the grader
 # and the learner's runner (with the skeleton). A submission then costs only its own files'
 # compilation (grade_submission in lib.sh). The skeleton's files are kept in WORK/.skeleton
 # so that every run starts from them. WORK must be the path the tree is used at: CMake
@@ -26,6 +26,9 @@ for item in CMakeLists.txt CMakePresets.json include model cmake tools grader st
   cp -R "$course/$item" "$work/"
 done
 rm -rf "$work/grader/gen"  # the fixture generator: the autograder never makes fixtures
+# The hidden set (instructor-only, fixtures-hidden/): graded after the visible cases when the
+# course tree has it (the course authors' repository and the packages made from it do).
+if [ -d "$course/fixtures-hidden" ]; then cp -R "$course/fixtures-hidden" "$work/"; fi
 
 # The skeleton's copy of every file a learner edits.
 mapfile -t files < <(cmake -DMANIFEST="$work/stages/manifest.json" -DWHAT=files -P "$here/manifest.cmake")

@@ -9,9 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tests=(tensor_test fixture_io_test protocol_test compare_test stages_test inputs_test report_test
+tests=(tensor_test fixture_io_test protocol_test compare_test stages_test inputs_test report_test random_cases_test
   diagnose_test formats_test progress_test view_test watch_test cli_test loop_cli_test hostile_test
-  sandbox_test results_document_test decode_course_test)
+  sandbox_test results_document_test decode_course_test fresh_cases_test)
 
 bash scripts/deps.sh
 cmake --preset asan >/dev/null

@@ -2,7 +2,8 @@
 # Makes the Gradescope autograder package:
 #   scripts/package-gradescope.sh [OUT]      (default: autograder.zip)
 # setup.sh and run_autograder at the zip's root (autograders/gradescope/), the course as
-# grading needs it in course/ (no reference/, tests/ or fixture generator), and the
+# grading needs it in course/ (no reference/, tests/ or fixture generator; the hidden set
+# fixtures-hidden/, whose tests Gradescope shows once grades are published), and the
 # autograders' shared scripts in autograders/. Upload it as a "Zip file upload" autograder.
 set -euo pipefail
 
@@ -17,7 +18,7 @@ fi
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/course" "$staging/autograders"
-(cd "$root" && git ls-files -z -- CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures src adapters \
+(cd "$root" && git ls-files -z -- CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures fixtures-hidden src adapters \
    scripts/deps.sh ':!:grader/gen' ':!:grader/gen/**') | (cd "$root" && xargs -0 cp --parents -t "$staging/course")
 cp "$root/autograders/lib.sh" "$root/autograders/prepare.sh" "$root/autograders/manifest.cmake" "$staging/autograders/"
 cp "$root/autograders/gradescope/setup.sh" "$root/autograders/gradescope/run_autograder" "$staging/"

@@ -146,23 +146,51 @@ TEST(course, every_diagnosis_points_to_an_existing_lesson_section) {
 // fixtures minus the mistakes' records, quickly. The records need every buggy runner run
 // on every case; catalogue_test proves them instead (each mistake's runner must be
 // identified as itself, and only itself, from the committed records).
+// The same for the hidden set (fixtures-hidden/, the generator's default seed and count).
 TEST(course, fixtures_are_exactly_what_the_generator_writes) {
   TempDir out;
-  auto r = run(bin("make-fixtures") + " --out " + out.path().string());
+  auto r = run(bin("make-fixtures") + " --out " + (out / "fixtures").string() + " --hidden " +
+               (out / "fixtures-hidden").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::set<std::string> generated, committed;
-  for (const auto& e : fs::recursive_directory_iterator(out.path()))
-    if (e.is_regular_file()) generated.insert(fs::relative(e.path(), out.path()).string());
-  for (const auto& e : fs::recursive_directory_iterator(source_dir() / "fixtures"))
-    if (e.is_regular_file()) committed.insert(fs::relative(e.path(), source_dir() / "fixtures").string());
-  EXPECT_EQ(generated, committed) << "run `cmake --build build --target fixtures` and commit fixtures/";
-  for (const auto& rel : generated) {
-    if (!committed.count(rel)) continue;
-    // Content, not bytes: the same JSON document after inflating.
-    json a = json::parse(course::read_maybe_gzip(out / rel));
-    json b = json::parse(course::read_maybe_gzip(source_dir() / "fixtures" / rel));
-    b.erase("mistakes");
-    EXPECT_TRUE(a == b) << rel << " differs from what the reference gives now";
+  for (const char* set : {"fixtures", "fixtures-hidden"}) {
+    const fs::path made = out / set, kept = source_dir() / set;
+    std::set<std::string> generated, committed;
+    for (const auto& e : fs::recursive_directory_iterator(made))
+      if (e.is_regular_file()) generated.insert(fs::relative(e.path(), made).string());
+    for (const auto& e : fs::recursive_directory_iterator(kept))
+      if (e.is_regular_file()) committed.insert(fs::relative(e.path(), kept).string());
+    EXPECT_EQ(generated, committed) << "run `cmake --build build --target fixtures` and commit " << set << "/";
+    for (const auto& rel : generated) {
+      if (!committed.count(rel)) continue;
+      // Content, not bytes: the same JSON document after inflating.
+      json a = json::parse(course::read_maybe_gzip(made / rel));
+      json b = json::parse(course::read_maybe_gzip(kept / rel));
+      b.erase("mistakes");
+      EXPECT_TRUE(a == b) << set << "/" << rel << " differs from what the reference gives now";
+    }
+  }
+}
+
+// The hidden set records the mistakes of its stage (only: a mistake that gives no output on
+// a drawn case has no record there), so that diagnosis works on hidden cases too; and
+// every stage has hidden cases.
+TEST(course, the_hidden_set_records_the_mistakes_of_its_stage) {
+  std::map<std::string, std::set<std::string>> by_stage;  // stage -> "id|parameter"
+  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/buggy")) {
+    if (entry.path().extension() != ".mistake") continue;
+    auto h = mistake_header(entry.path());
+    by_stage[h["stage"]].insert(h["diagnosis"] + "|" + h["parameter"]);
+  }
+  for (const auto& stage : course::stage_table()) {
+    const auto files = course::list_fixtures(source_dir() / "fixtures-hidden" / stage.slug);
+    EXPECT_FALSE(files.empty()) << stage.slug;
+    for (const auto& file : files) {
+      const course::Fixture fx = course::load_fixture(file);
+      EXPECT_EQ(fx.stage, stage.slug) << file;
+      EXPECT_EQ(fx.name.rfind("r", 0), 0u) << file;
+      if (!by_stage[stage.slug].empty()) EXPECT_FALSE(fx.mistakes.empty()) << file << ": make-fixtures --mistakes";
+      for (const auto& m : fx.mistakes) EXPECT_TRUE(by_stage[stage.slug].count(m.id + "|" + m.parameter)) << file << " " << m.id;
+    }
   }
 }
 

@@ -111,6 +111,26 @@ TEST(identify, names_a_mistake_only_when_it_agrees_on_every_case) {
   EXPECT_TRUE(course::identify({{&b, true, ""}}).empty());
 }
 
+// A random case (grader --random) has no records: it neither names a mistake nor rules one
+// out, and failing only such cases names nothing.
+TEST(identify, cases_without_records_never_name_a_mistake) {
+  course::Fixture a, fresh;
+  a.mistakes = {{"kvc.kv_swapped", "", "00000000000000aa"}, {"kvc.rows_reversed", "", "passes"}};
+  // Fails a random case only (any digest, or none: a crash): nothing is named.
+  EXPECT_TRUE(course::identify({{&fresh, false, "00000000000000aa"}}).empty());
+  EXPECT_TRUE(course::identify({{&a, true, ""}, {&fresh, false, "00000000000000aa"}}).empty());
+  EXPECT_TRUE(course::identify({{&a, true, ""}, {&fresh, false, ""}}).empty());
+  // Fails a recorded case like kv_swapped and a random one: named from the recorded case
+  // alone, whatever the random case gave.
+  for (const char* digest : {"00000000000000aa", "00000000000000ff", ""}) {
+    auto named = course::identify({{&a, false, "00000000000000aa"}, {&fresh, false, digest}});
+    ASSERT_EQ(named.size(), 1u) << digest;
+    EXPECT_EQ(named[0].id, "kvc.kv_swapped");
+  }
+  // The recorded case still rules out: a digest no mistake gave names nothing.
+  EXPECT_TRUE(course::identify({{&a, false, "00000000000000bb"}, {&fresh, false, "00000000000000aa"}}).empty());
+}
+
 TEST(identify, the_parameter_is_part_of_the_name) {
   course::Fixture a;
   a.mistakes = {{"dec.wrong_scale", "1/sqrt(768)", "00000000000000aa"}, {"dec.wrong_scale", "1 (no scale)", "00000000000000bb"}};

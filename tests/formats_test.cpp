@@ -187,3 +187,37 @@ TEST(formats, several_stages_in_one_document) {
   EXPECT_EQ(exercism_results(results)["tests"].size(), 5u);
   EXPECT_EQ(exercism_results(results)["tests"][3]["name"], "multi-layer-cache: 01-no-appends");
 }
+
+// A hidden case (grader --hidden-fixtures): Gradescope shows its test once the grades are
+// published; Exercism grades it but shows neither what it checks (the sentence may quote
+// the drawn input) nor its input. A random case's test_code says how to replay it.
+TEST(formats, hidden_and_random_cases_show_what_their_platform_allows) {
+  StageResult r;
+  r.stage = find_stage("cache-structure");
+  r.cases.push_back(make_case("01-empty", CaseStatus::passed));
+  CaseResult hidden = make_case("r2026-01-plan", CaseStatus::failed, "keys: 5 of 768 elements differ");
+  hidden.origin = CaseOrigin::hidden;
+  hidden.checks = "A random plan of 1 create, 3 appends and 0 clones.";
+  hidden.input_summary = kHiddenInput;
+  r.cases.push_back(hidden);
+  CaseResult fresh = make_case("r7-01-plan", CaseStatus::passed);
+  fresh.origin = CaseOrigin::random;
+  fresh.replay = "grader --random 1 --seed 7 --stage cache-structure --case r7-01-plan";
+  r.cases.push_back(fresh);
+
+  const json g = gradescope_results({r}, 1);
+  ASSERT_EQ(g["tests"].size(), 3u);
+  EXPECT_EQ(g["tests"][0]["visibility"], "visible");
+  EXPECT_EQ(g["tests"][1]["visibility"], "after_published");
+  EXPECT_EQ(g["tests"][2]["visibility"], "visible");
+  EXPECT_TRUE(has(g["tests"][1]["output"], "input:  not shown (a hidden case)")) << g["tests"][1]["output"];
+
+  const json e = exercism_results({r});
+  ASSERT_EQ(e["tests"].size(), 3u);
+  EXPECT_EQ(e["tests"][1]["test_code"], "checks: not shown (a hidden case)\ninput: not shown (a hidden case)");
+  EXPECT_FALSE(has(e["tests"][1]["message"], "A random plan")) << e["tests"][1]["message"];
+  EXPECT_TRUE(has(e["tests"][1]["message"], "keys: 5 of 768 elements differ")) << e["tests"][1]["message"];
+  EXPECT_EQ(e["tests"][2]["test_code"],
+            "checks: What r7-01-plan checks.\ninput: {\"appends\": [0]}\n"
+            "replay: grader --random 1 --seed 7 --stage cache-structure --case r7-01-plan");
+}

@@ -47,9 +47,21 @@ std::string cut_output(const std::string& text, size_t limit) {
   return text.substr(0, keep) + note;
 }
 
-// Exercism's test_code: what the case checks, and its input.
+// A hidden case as Exercism shows it: its `checks` sentence may quote the drawn input (the
+// tokens of a decode), so neither is shown; the mismatches and the localization are.
+CaseResult exercism_view(const CaseResult& c) {
+  if (c.origin != CaseOrigin::hidden) return c;
+  CaseResult shown = c;
+  shown.checks = "not shown (a hidden case)";
+  shown.input_summary = kHiddenInput;
+  return shown;
+}
+
+// Exercism's test_code: what the case checks, and its input (and how to replay a random one).
 std::string test_code(const CaseResult& c) {
-  return "checks: " + c.checks + "\ninput: " + c.input_summary;
+  std::string code = "checks: " + c.checks + "\ninput: " + c.input_summary;
+  if (!c.replay.empty()) code += "\nreplay: " + c.replay;
+  return code;
 }
 
 // Gradescope wants seconds; a whole number, at least 1 for any run.
@@ -106,7 +118,8 @@ json gradescope_results(const std::vector<StageResult>& results, double executio
                        {"status", ok ? "passed" : "failed"},
                        {"output", output},
                        {"output_format", "text"},
-                       {"visibility", "visible"}});
+                       // Hidden cases: shown to the student once the grades are published.
+                       {"visibility", c.origin == CaseOrigin::hidden ? "after_published" : "visible"}});
     }
   }
   return gradescope_document(score, summary(results), tests, execution_seconds);
@@ -137,7 +150,8 @@ json exercism_results(const std::vector<StageResult>& results) {
   bool all = !results.empty();
   for (const StageResult& r : results) {
     all = all && r.all_passed();
-    for (const CaseResult& c : r.cases) {
+    for (const CaseResult& shown : r.cases) {
+      const CaseResult c = exercism_view(shown);
       json t = {{"name", test_name(r, c)}, {"status", exercism_status(c.status)}};
       if (c.status != CaseStatus::passed)
         t["message"] = cut(failure_text(c), kExercismMessageLimit);

@@ -31,7 +31,9 @@ json gradescope_compile_error(const std::string& compiler_output, double executi
 // "status": "pass" | "fail" | "error", "message" (unless pass), "output" (what the code
 // printed, at most 500 characters), "test_code" (what the case checks and its input),
 // "task_id" (the stage's number)}]}, in stage and case order. A case that crashed, timed
-// out or threw is "error".
+// out or threw is "error". A hidden case's checks sentence and input are not shown (its
+// test_code and message say "not shown (a hidden case)"); a random case's test_code ends
+// with the command line that replays it.
 json exercism_results(const std::vector<StageResult>& results);
 
 // {"version": 3, "status": "error", "message": message, "tests": []}.

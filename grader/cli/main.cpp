@@ -5,6 +5,8 @@
 //
 // `grader` alone grades the first stage not passed yet; `--watch` keeps grading it on
 // every save (watch.hpp); `--format gradescope|exercism` writes those platforms' results.
+// `--hidden-fixtures DIR` also grades the instructor-only hidden set, and `--random N`
+// N fresh cases per stage drawn for this run (fresh_cases.hpp), with the seed reported.
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "cli/formats.hpp"
+#include "cli/fresh_cases.hpp"
 #include "sandbox/process.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
@@ -54,6 +57,10 @@ double seconds_since_start() {
 struct Cli {
   std::string stage_slug, impl = "learner", runner_path, format = "text", output_file, only_case;
   std::string fixtures_dir = (course_root() / "fixtures").string();
+  std::string hidden_dir;  // the hidden set (empty: none)
+  int random_count = 0;    // fresh cases per stage
+  uint64_t seed = 0;
+  bool seed_given = false;
   bool all = false, list = false, no_times = false;
   double timeout_s = 5.0;
   // The learner's loop.
@@ -226,6 +233,16 @@ void add_options(CLI::App& app, Cli& cli) {
       ->check(CLI::IsMember({"learner", "reference"}));
   app.add_option("--runner", cli.runner_path, "Grade this runner executable instead of --impl's");
   app.add_option("--fixtures", cli.fixtures_dir, "Folder of fixtures, one sub-folder per stage");
+  app.add_option("--hidden-fixtures", cli.hidden_dir,
+                 "Also grade the hidden set in this folder (one sub-folder per stage; instructors and "
+                 "autograders): the cases are marked hidden and their inputs are never shown")
+      ->check(CLI::ExistingDirectory);
+  auto* random = app.add_option("--random", cli.random_count,
+                 "Also grade this many fresh cases per stage, drawn now and answered by the reference "
+                 "(needs make-fixtures: the course authors' repository or an autograder image)")
+      ->check(CLI::Range(1, 20));
+  app.add_option("--seed", cli.seed, "With --random: the draw's seed (default: from the clock; always reported)")
+      ->needs(random);
   app.add_option("--timeout", cli.timeout_s, "Seconds allowed per case")
       ->check(CLI::PositiveNumber);
   app.add_option("--case", cli.only_case,
@@ -333,18 +350,29 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   return isolation;
 }
 
+// What a run with --random says of its draw, so that a failure can be replayed.
+std::string random_line(const Cli& cli) {
+  return "Fresh cases: " + std::to_string(cli.random_count) + " per stage, seed " + std::to_string(cli.seed) +
+         " (replay: " + random_replay(cli.random_count, cli.seed) + ")";
+}
+
 // The results in the chosen format, with the isolation the runners had.
-void write_results(std::ostream& out, const std::string& format, const std::vector<StageResult>& results,
+void write_results(std::ostream& out, const Cli& cli, const std::vector<StageResult>& results,
                    const sandbox::Isolation& isolation) {
+  const std::string& format = cli.format;
   if (format == "text") out << isolation.describe() << "\n";
+  if (format == "text" && cli.random_count > 0) out << random_line(cli) << "\n";
   if (format == "json") {
     json document = results_json(results);
     document["sandbox"] = {{"full", isolation.full()}, {"isolation", isolation.describe()}};
+    if (cli.random_count > 0)
+      document["random"] = {{"count", cli.random_count}, {"seed", cli.seed}, {"replay", random_replay(cli.random_count, cli.seed)}};
     out << dump_json(document) << "\n";
   }
   if (format == "gradescope") {
     json document = gradescope_results(results, seconds_since_start());
-    document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe();
+    document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe() +
+                         (cli.random_count > 0 ? "\n" + random_line(cli) : "");
     out << dump_json(document) << "\n";
   }
   if (format == "exercism") out << dump_json(exercism_results(results)) << "\n";
@@ -412,6 +440,7 @@ int parse_command_line(int argc, char** argv, Cli& cli) {
   add_options(app, cli);
   try {
     app.parse(argc, argv);
+    cli.seed_given = app.count("--seed") > 0;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -467,6 +496,18 @@ int main(int argc, char** argv) {
   run.options.fixtures_root = cli.fixtures_dir;
   run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
   run.options.only_case = cli.only_case;
+  run.options.hidden_root = cli.hidden_dir;
+  if (cli.random_count > 0) {
+    if (!cli.seed_given) cli.seed = clock_seed();
+    run.options.random_replay = random_replay(cli.random_count, cli.seed);
+    // Said first, so that even a run that stops early can be replayed.
+    std::cerr << "grader: " << random_line(cli) << "\n";
+    try {
+      run.options.random_cases = draw_fresh_cases(exe_dir() / "make-fixtures", cli.random_count, cli.seed, todo);
+    } catch (const std::exception& e) {
+      return output.error(e.what());
+    }
+  }
   std::string sandbox_error;
   run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
   if (!sandbox_error.empty()) return output.error(sandbox_error);
@@ -497,7 +538,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return output.error(e.what());
   }
-  write_results(out, cli.format, results, run.isolation);
+  write_results(out, cli, results, run.isolation);
   if (!output.commit()) return kExitUsage;
 
   bool passed = true;

@@ -40,6 +40,11 @@ size_t utf8_length(const std::string& text, size_t i) {
   return 0;
 }
 
+// After a case's name: where it comes from, unless it is one of the committed fixtures.
+std::string origin_tag(CaseOrigin o) {
+  return o == CaseOrigin::hidden ? " (hidden)" : o == CaseOrigin::random ? " (random)" : "";
+}
+
 std::string seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fs", s);
@@ -111,6 +116,7 @@ FailureParts failure_parts(const CaseResult& c, const TextStyle& style, bool wit
   // The message and the differences quote the code under test's answer: shown, never obeyed.
   parts.checks.push_back("checks: " + visible_controls(c.checks));
   parts.input.push_back("input:  " + visible_controls(c.input_summary));
+  if (!c.replay.empty()) parts.input.push_back("replay: " + visible_controls(c.replay));
   parts.message.push_back(paint("31", visible_controls(c.message)));
   auto add_lines = [](std::vector<std::string>& to, const std::string& text) {
     std::istringstream in(text);
@@ -148,14 +154,19 @@ void print_stage_text(std::ostream& out, const StageResult& r, const TextStyle& 
   for (const CaseResult& c : r.cases) {
     bool ok = c.status == CaseStatus::passed;
     std::string mark = ok ? paint("32", "  PASS ") : paint("31", "  FAIL ");
-    char name[128];
-    std::snprintf(name, sizeof name, "%-34s", visible_controls(c.name).c_str());
-    out << mark << (style.times ? std::string(name) + " " + seconds(c.seconds) : visible_controls(c.name)) << "\n";
+    const std::string label = visible_controls(c.name) + origin_tag(c.origin);
+    char name[160];
+    std::snprintf(name, sizeof name, "%-34s", label.c_str());
+    out << mark << (style.times ? std::string(name) + " " + seconds(c.seconds) : label) << "\n";
     if (ok && !c.note.empty()) out << "         " << visible_controls(c.note) << "\n";
     if (!ok) print_case_failure(out, c, style, "         ", false);
     print_case_output(out, c, style);
   }
   print_identified(out, r.identified, style, "  ");
+  bool fresh = false;
+  for (const CaseResult& c : r.cases) fresh = fresh || c.origin == CaseOrigin::random;
+  if (fresh && !r.identified.empty())
+    out << "  (fresh cases have no recorded answers of the mistakes: this rests on the other cases)\n";
   out << (r.all_passed() ? paint("32", "All " + std::to_string(r.cases.size()) + " cases pass.")
                          : paint("31", std::to_string(r.passed()) + " of " + std::to_string(r.cases.size()) + " cases pass."))
       << (style.times ? " (" + seconds(r.seconds) + ")" : "") << "\n";
@@ -186,6 +197,7 @@ json results_json(const std::vector<StageResult>& results) {
       for (const Mismatch& m : c.mismatches) mismatches.push_back(m.data);
       json diagnoses = diagnoses_json(c.diagnoses);
       cases.push_back({{"name", c.name},
+                       {"origin", origin_name(c.origin)},
                        {"status", status_name(c.status)},
                        {"message", c.message},
                        {"checks", c.checks},
@@ -195,6 +207,7 @@ json results_json(const std::vector<StageResult>& results) {
                        {"diagnoses", diagnoses},
                        {"note", c.note},
                        {"output", c.output}});
+      if (!c.replay.empty()) cases.back()["replay"] = c.replay;
     }
     all = all && r.all_passed();
     stages.push_back({{"slug", r.stage->slug},

@@ -46,9 +46,10 @@ void print_case_output(std::ostream& out, const CaseResult& c, const TextStyle& 
                        const std::string& indent = "         ");
 
 // {"stages": [{"slug", "title", "passed", "total", "seconds", "identified": [{"id", ...}],
-//   "cases": [{"name", "status", "message", "checks", "seconds", "mismatches": [...],
-//   "where": ["..."], "diagnoses": [{"id", "parameter", "title", "explanation", "lesson"}],
-//   "note", "output"}]}], "passed": bool}
+//   "cases": [{"name", "origin": "visible" | "hidden" | "random", "status", "message",
+//   "checks", "seconds", "mismatches": [...], "where": ["..."], "diagnoses": [{"id",
+//   "parameter", "title", "explanation", "lesson"}], "note", "output", "replay" (random
+//   cases only)}]}], "passed": bool}. No case's input is in it.
 json results_json(const std::vector<StageResult>& results);
 
 }  // namespace course

@@ -28,7 +28,7 @@
 #include "wire/digest.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
-#include "gen/cases.hpp"
+#include "gen/builders.hpp"
 
 namespace course {
 
@@ -74,6 +74,8 @@ json probe_input(int n, int n_rows) {
   return in;
 }
 
+}  // namespace
+
 // A float in about [-2, 2) from (seed, index), with no short binary expansion: splitmix64's
 // mixing function, 20 bits of it, divided by an odd number.
 float hashed_float(uint64_t seed, uint64_t index) {
@@ -99,32 +101,9 @@ json random_probe_input(uint64_t seed, int n, int n_rows) {
   return in;
 }
 
+namespace {
+
 Tensor tensor_of(const json& j) { return tensor_from_json(j); }
-
-bool same_bits(const std::vector<float>& a, const float* b, size_t n) {
-  return a.size() == n && std::memcmp(a.data(), b, n * sizeof(float)) == 0;
-}
-
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error("the reference breaks a promise of the course: " + what);
-}
-
-json run_adapter(const std::string& name, const json& input) {
-  return adapter_table().at(name)(input);
-}
-
-// Logits and cache tensors of an output, as digests.
-json digest_logits(const json& t) {
-  return make_digest(tensor_of(t), spread_indices(tensor_of(t).shape.back(), 32), true);
-}
-json digest_kv(const json& t) { return make_digest(tensor_of(t), {0, kHeadDim - 1}, false); }
-
-json digest_cache(json out) {
-  out["keys"] = digest_kv(out["keys"]);
-  out["values"] = digest_kv(out["values"]);
-  if (out.contains("logits")) out["logits"] = digest_logits(out["logits"]);
-  return out;
-}
 
 // Of a run's work, what must hold: rows through every layer's qkv and finish_block (each
 // new position once) and no Model::forward. How many rows were embedded or turned into
@@ -144,11 +123,7 @@ void require_work(const json& work, int64_t new_positions) {
   require(work.at("forward_tokens") == 0, "the run does not call Model::forward");
 }
 
-std::vector<int> concat(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out = a;
-  out.insert(out.end(), b.begin(), b.end());
-  return out;
-}
+}  // namespace
 
 // ---- stage one-token -------------------------------------------------------------------
 
@@ -262,8 +237,6 @@ CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefi
   };
   return {"prefix-reuse", std::move(name), std::move(checks), "run_prefix_reuse", input, finalize};
 }
-
-}  // namespace
 
 std::vector<CaseSpec> decode_cases() {
   std::vector<CaseSpec> cases;

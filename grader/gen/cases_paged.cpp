@@ -7,7 +7,7 @@
 //  * GPT-2 small forks (adapter run_paged_fork). The generator proves that every branch's
 //    logits equal Model::forward's of prompt + branch, and that its keys and values equal a
 //    contiguous prefill's.
-#include "gen/cases.hpp"
+#include "gen/builders.hpp"
 #include "gen/decode_weights.hpp"
 #include "runner/weights.hpp"
 
@@ -46,6 +46,8 @@ CaseSpec plan_case(std::string name, std::string checks, const PagedPlan& plan) 
   return {"paged-cache", std::move(name), std::move(checks), "run_paged_plan", plan.input(), nullptr};
 }
 
+}  // namespace
+
 CaseSpec fork_case(std::string name, std::string checks, int n_blocks, std::vector<int> prompt,
                    std::vector<std::vector<int>> branches) {
   json input = {{"weights", decode_weights_spec()}, {"n_blocks", n_blocks}, {"prompt", prompt}, {"branches", branches}};
@@ -76,8 +78,6 @@ CaseSpec fork_case(std::string name, std::string checks, int n_blocks, std::vect
   };
   return {"paged-cache", std::move(name), std::move(checks), "run_paged_fork", input, finalize};
 }
-
-}  // namespace
 
 std::vector<CaseSpec> paged_cases() {
   std::vector<CaseSpec> cases;

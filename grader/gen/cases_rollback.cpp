@@ -6,7 +6,7 @@
 //    that each round's logits, and the final cache, equal those of a model that only ever
 //    saw the prompt, the accepted drafts and the `next` tokens, and that the prompt's cache
 //    equals a fresh prefill of the prompt.
-#include "gen/cases.hpp"
+#include "gen/builders.hpp"
 #include "gen/decode_weights.hpp"
 #include "runner/weights.hpp"
 
@@ -66,6 +66,8 @@ void require_same_cache(const json& a, const json& b, const std::string& what) {
   }
 }
 
+}  // namespace
+
 CaseSpec speculative_case(std::string name, std::string checks, std::vector<int> prompt, json rounds) {
   json input = {{"weights", decode_weights_spec()}, {"prompt", prompt}, {"rounds", rounds}};
   auto finalize = [input, prompt](const json& out) {
@@ -97,6 +99,8 @@ CaseSpec speculative_case(std::string name, std::string checks, std::vector<int>
   };
   return {"rollback", std::move(name), std::move(checks), "run_speculative", input, finalize};
 }
+
+namespace {
 
 json round(std::vector<int> draft, int accepted, int next) {
   return {{"draft", draft}, {"accepted", accepted}, {"next", next}};

@@ -4,7 +4,7 @@
 // its tokens) equal those of the request run alone with no cache, Model::forward's, bit
 // for bit. The bookkeeping (which blocks are cached, evicted, admitted, batched) is what
 // the reference did; the lessons give the rules that fix it.
-#include "gen/cases.hpp"
+#include "gen/builders.hpp"
 #include "gen/decode_weights.hpp"
 #include "runner/weights.hpp"
 
@@ -28,6 +28,8 @@ std::vector<int> slice(const std::vector<int>& v, size_t from, size_t to) {
   return std::vector<int>(v.begin() + std::ptrdiff_t(from), v.begin() + std::ptrdiff_t(to));
 }
 
+}  // namespace
+
 CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vector<std::vector<int>> prompts) {
   json input = {{"weights", decode_weights_spec()}, {"n_blocks", n_blocks}, {"prompts", prompts}};
   auto finalize = [prompts](const json& out) {
@@ -45,9 +47,13 @@ CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vec
   return {"prefix-cache", std::move(name), std::move(checks), "run_prefix_trace", input, finalize};
 }
 
+namespace {
+
 json request(std::vector<int> prompt, int max_new_tokens, int arrival) {
   return {{"prompt", prompt}, {"max_new_tokens", max_new_tokens}, {"arrival", arrival}};
 }
+
+}  // namespace
 
 CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json requests) {
   json input = {{"weights", decode_weights_spec()}, {"n_blocks", n_blocks}, {"requests", requests}};
@@ -77,8 +83,6 @@ CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json req
   };
   return {"continuous-batching", std::move(name), std::move(checks), "run_serve", input, finalize};
 }
-
-}  // namespace
 
 std::vector<CaseSpec> prefix_cache_cases() {
   std::vector<CaseSpec> cases;

@@ -4,9 +4,18 @@
 // and records the mistakes' answers in the fixtures.
 //
 //   make-fixtures --out DIR [--stage SLUG] [--mistakes tests/buggy --runners build/bin]
+//                 [--hidden DIR [--hidden-seed S] [--hidden-count K]]
+//   make-fixtures --random N --seed S [--stage SLUG]
+//
+// --hidden also writes the instructor-only hidden set: K cases per stage from the seeded
+// generator (cases_random.cpp), with the mistakes' answers recorded like the visible ones.
+// --random prints N fresh cases per stage (or of --stage) to standard output instead, one
+// fixture document per line, answers included: what `grader --random` reads (it never
+// lands in a file).
 //
 // Without --mistakes the fixtures hold the reference's part only: what the freshness test
 // compares (course_test.cpp); the confusion test proves the recorded mistakes.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -15,8 +24,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gen/cases.hpp"
+#include "gen/builders.hpp"
 #include "gen/mistake_runs.hpp"
+#include "judge/stages.hpp"
 #include "runner/bindings.hpp"
 #include "wire/fixture.hpp"
 
@@ -54,48 +64,116 @@ Fixture reference_fixture(const CaseSpec& spec) {
   return f;
 }
 
+// The committed cases, in course order.
+std::vector<CaseSpec> committed_cases() {
+  std::vector<CaseSpec> cases = cache_cases();
+  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases})
+    for (auto& c : more()) cases.push_back(std::move(c));
+  return cases;
+}
+
+std::vector<CaseSpec> generated_cases(uint64_t seed, int count, const std::string& only_stage) {
+  std::vector<CaseSpec> cases;
+  for (const std::string& stage : random_stages())
+    if (only_stage.empty() || stage == only_stage)
+      for (auto& c : random_cases(stage, seed, count)) cases.push_back(std::move(c));
+  return cases;
+}
+
+struct WriteOptions {
+  std::string only_stage;
+  std::vector<VariantFile> variants;
+  bool record = false;           // run the variants (--mistakes)
+  bool prove_catalogue = true;   // and prove the catalogue on these cases (not on the hidden set)
+  int jobs = 1;
+};
+
+// Writes one set of cases into dir/<stage>/, removing the files of cases that are gone.
+void write_set(const fs::path& dir, const std::vector<CaseSpec>& cases, const WriteOptions& o) {
+  std::vector<std::string> stages;  // in case order
+  std::map<std::string, std::vector<Fixture>> fixtures;
+  for (const CaseSpec& spec : cases) {
+    if (!o.only_stage.empty() && spec.stage != o.only_stage) continue;
+    if (!fixtures.count(spec.stage)) stages.push_back(spec.stage);
+    fixtures[spec.stage].push_back(reference_fixture(spec));
+  }
+  for (const std::string& stage : stages) {
+    if (o.record) record_mistakes(stage, o.variants, fixtures[stage], o.jobs, o.prove_catalogue);
+    std::set<fs::path> written;
+    for (const Fixture& f : fixtures[stage]) written.insert(write_fixture(dir / stage, f));
+    for (const auto& entry : fs::directory_iterator(dir / stage))
+      if (!written.count(entry.path())) fs::remove(entry.path());
+    std::cout << (dir / stage).string() << ": " << written.size() << " fixtures";
+    if (o.record) std::cout << ", " << fixtures[stage].front().mistakes.size() << " mistakes recorded";
+    std::cout << "\n";
+  }
+}
+
+// --random: each fixture as one line of JSON on standard output, nothing else there.
+void print_random(uint64_t seed, int count, const std::string& only_stage) {
+  for (const CaseSpec& spec : generated_cases(seed, count, only_stage))
+    std::cout << fixture_to_json(reference_fixture(spec)).dump() << "\n";
+  std::cout.flush();
+}
+
+// The committed hidden set's draw (fixtures-hidden/): the `fixtures` target and the
+// freshness test use these defaults.
+constexpr uint64_t kHiddenSeed = 2026;
+constexpr int kHiddenCount = 3;
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Writes the course's fixtures from the reference implementation."};
-  std::string out_dir, only_stage, mistakes_dir, runners_dir;
+  std::string out_dir, hidden_dir, only_stage, mistakes_dir, runners_dir;
+  uint64_t hidden_seed = kHiddenSeed, seed = 0;
+  int hidden_count = kHiddenCount, random_count = 0;
   int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  app.add_option("--out", out_dir, "Folder to write into (one sub-folder per stage)")->required();
+  auto* out = app.add_option("--out", out_dir, "Folder to write into (one sub-folder per stage)");
   app.add_option("--stage", only_stage, "Only this stage");
   app.add_option("--mistakes", mistakes_dir,
                  "Folder of .mistake and .alternative files: run each on its stage's cases");
   app.add_option("--runners", runners_dir, "Folder holding the runner-buggy-* and runner-alternative-* runners");
   app.add_option("--jobs", jobs, "Runners at a time (default: the number of cores)");
+  app.add_option("--hidden", hidden_dir, "Also write the hidden set (instructor-only) into this folder");
+  app.add_option("--hidden-seed", hidden_seed, "The hidden set's seed")->capture_default_str();
+  app.add_option("--hidden-count", hidden_count, "The hidden set's cases per stage")
+      ->check(CLI::Range(1, 50))->capture_default_str();
+  auto* random = app.add_option("--random", random_count,
+                                "Print this many fresh cases per stage on standard output (one fixture per line)")
+                     ->check(CLI::Range(1, 50));
+  auto* seed_option = app.add_option("--seed", seed, "With --random: the seed of the draw");
+  random->excludes(out);
+  seed_option->needs(random);
+  random->needs(seed_option);
   CLI11_PARSE(app, argc, argv);
+  if (out_dir.empty() && random_count == 0) {
+    std::cerr << "make-fixtures: give --out DIR (the course's fixtures) or --random N --seed S\n";
+    return 2;
+  }
   if (!mistakes_dir.empty() && runners_dir.empty()) {
     std::cerr << "make-fixtures: --mistakes needs --runners\n";
     return 2;
   }
-
-  std::vector<CaseSpec> cases = cache_cases();
-  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases})
-    for (auto& c : more()) cases.push_back(std::move(c));
+  if (!only_stage.empty() && !find_stage(only_stage)) {
+    std::cerr << "make-fixtures: no stage \"" << only_stage << "\"\n";
+    return 2;
+  }
 
   try {
-    std::vector<VariantFile> variants;
-    if (!mistakes_dir.empty()) variants = read_variant_files(mistakes_dir, runners_dir);
-    std::vector<std::string> stages;  // in case order
-    std::map<std::string, std::vector<Fixture>> fixtures;
-    for (const CaseSpec& spec : cases) {
-      if (!only_stage.empty() && spec.stage != only_stage) continue;
-      if (!fixtures.count(spec.stage)) stages.push_back(spec.stage);
-      fixtures[spec.stage].push_back(reference_fixture(spec));
+    if (random_count > 0) {
+      print_random(seed, random_count, only_stage);
+      return 0;
     }
-    for (const std::string& stage : stages) {
-      if (!mistakes_dir.empty()) record_mistakes(stage, variants, fixtures[stage], jobs);
-      std::set<fs::path> written;
-      for (const Fixture& f : fixtures[stage]) written.insert(write_fixture(fs::path(out_dir) / stage, f));
-      // Remove fixtures of cases that no longer exist.
-      for (const auto& entry : fs::directory_iterator(fs::path(out_dir) / stage))
-        if (!written.count(entry.path())) fs::remove(entry.path());
-      std::cout << stage << ": " << written.size() << " fixtures";
-      if (!mistakes_dir.empty()) std::cout << ", " << fixtures[stage].front().mistakes.size() << " mistakes recorded";
-      std::cout << "\n";
+    WriteOptions o;
+    o.only_stage = only_stage;
+    o.jobs = jobs;
+    o.record = !mistakes_dir.empty();
+    if (o.record) o.variants = read_variant_files(mistakes_dir, runners_dir);
+    write_set(out_dir, committed_cases(), o);
+    if (!hidden_dir.empty()) {
+      o.prove_catalogue = false;
+      write_set(hidden_dir, generated_cases(hidden_seed, hidden_count, only_stage), o);
     }
   } catch (const std::exception& e) {
     std::cerr << "make-fixtures: " << e.what() << "\n";

@@ -34,7 +34,10 @@ std::vector<VariantFile> read_variant_files(const std::filesystem::path& dir,
 // catalogue needs: each mistake answers every case and fails at least one; no two
 // mistakes give the same answers on every case; each alternative passes every case.
 // Throws std::runtime_error naming the variants and cases when one of these fails.
+// With `prove_catalogue` false (the hidden set: a few random cases, which need not catch
+// every mistake) only the alternatives are proved; a mistake that gives no output on a
+// case gets no record there, so no diagnosis can rest on that case.
 void record_mistakes(const std::string& stage, const std::vector<VariantFile>& variants,
-                     std::vector<Fixture>& fixtures, int jobs);
+                     std::vector<Fixture>& fixtures, int jobs, bool prove_catalogue = true);
 
 }  // namespace course

@@ -53,7 +53,14 @@ struct CaseEvidence {
   std::string digest;  // output_digest of a failing case's output; empty: no output at all
 };
 
-// The catalogued mistakes consistent with every case (see the top of this file).
+// Whether the generator recorded the mistakes' answers for this case (a fixture of
+// fixtures/ or of the hidden set made with --mistakes; never a case of grader --random).
+bool has_mistake_records(const Fixture& fixture);
+
+// The catalogued mistakes consistent with every case that has records (see the top of this
+// file). A case without records is left out: it can neither name a mistake nor rule one
+// out, so nothing is named unless some case with records fails. A learner failing only
+// cases without records gets localization alone, never a name the records do not show.
 std::vector<Diagnosis> identify(const std::vector<CaseEvidence>& cases);
 
 // Where a failing case's output first departs from the expected one: a few lines, each a

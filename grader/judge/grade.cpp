@@ -20,6 +20,15 @@ const char* status_name(CaseStatus s) {
   return "?";
 }
 
+const char* origin_name(CaseOrigin o) {
+  switch (o) {
+    case CaseOrigin::visible: return "visible";
+    case CaseOrigin::hidden: return "hidden";
+    case CaseOrigin::random: return "random";
+  }
+  return "?";
+}
+
 int StageResult::passed() const {
   int n = 0;
   for (const auto& c : cases) n += c.status == CaseStatus::passed;
@@ -171,7 +180,8 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
   return "while preparing the stage: " + r.message;
 }
 
-// Names the catalogued mistakes that agree with every graded case, on each failed case.
+// Names the catalogued mistakes that agree with every graded case that has records (a
+// random case has none: identify leaves it out), on each failed case with records.
 void identify_mistakes(const std::vector<Fixture>& fixtures, StageResult& result) {
   std::vector<CaseEvidence> evidence;
   for (size_t i = 0; i < fixtures.size() && i < result.cases.size(); ++i) {
@@ -179,11 +189,46 @@ void identify_mistakes(const std::vector<Fixture>& fixtures, StageResult& result
     evidence.push_back({&fixtures[i], c.status == CaseStatus::passed, c.digest});
   }
   result.identified = identify(evidence);
-  for (CaseResult& c : result.cases)
-    if (c.status != CaseStatus::passed) c.diagnoses = result.identified;
+  for (size_t i = 0; i < fixtures.size() && i < result.cases.size(); ++i)
+    if (result.cases[i].status != CaseStatus::passed && has_mistake_records(fixtures[i]))
+      result.cases[i].diagnoses = result.identified;
+}
+
+// The stage's cases in one folder, or none when `optional` and the folder is missing.
+std::vector<Fixture> folder_cases(const std::filesystem::path& dir, const std::string& slug, bool optional) {
+  std::error_code ec;
+  if (optional && !std::filesystem::exists(dir, ec)) return {};
+  return load_stage_fixtures(dir, slug, "");
 }
 
 }  // namespace
+
+StageCases stage_cases(const Stage& stage, const GradeOptions& options) {
+  StageCases all;
+  auto add = [&](std::vector<Fixture> fixtures, CaseOrigin origin) {
+    for (Fixture& fx : fixtures) {
+      all.fixtures.push_back(std::move(fx));
+      all.origins.push_back(origin);
+    }
+  };
+  add(folder_cases(options.fixtures_root / stage.slug, stage.slug, false), CaseOrigin::visible);
+  if (!options.hidden_root.empty())
+    add(folder_cases(options.hidden_root / stage.slug, stage.slug, true), CaseOrigin::hidden);
+  if (auto it = options.random_cases.find(stage.slug); it != options.random_cases.end())
+    add(it->second, CaseOrigin::random);
+  if (options.only_case.empty()) return all;
+  StageCases one;
+  std::string names;
+  for (size_t i = 0; i < all.fixtures.size(); ++i) {
+    names += (names.empty() ? "" : ", ") + all.fixtures[i].name;
+    if (all.fixtures[i].name != options.only_case) continue;
+    one.fixtures.push_back(std::move(all.fixtures[i]));
+    one.origins.push_back(all.origins[i]);
+  }
+  if (one.fixtures.empty())
+    throw FixtureError("stage " + stage.slug + " has no case named \"" + options.only_case + "\". Its cases: " + names);
+  return one;
+}
 
 std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root) {
   std::vector<std::string> names;
@@ -195,19 +240,24 @@ std::vector<std::string> case_names(const Stage& stage, const std::filesystem::p
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Load and check every fixture first: a broken one is an error of the course, not of the learner.
-  const std::vector<Fixture> fixtures =
-      load_stage_fixtures(options.fixtures_root / stage.slug, stage.slug, options.only_case);
+  const StageCases cases = stage_cases(stage, options);
+  const std::vector<Fixture>& fixtures = cases.fixtures;
 
   StageResult result;
   result.stage = &stage;
   RunnerProcess runner(options.runner, options.sandbox);
   bool need_setup = !stage.setup.empty();
   std::string setup_failed;  // once the setup failed, it is not tried again
-  for (const Fixture& fx : fixtures) {
+  for (size_t i = 0; i < fixtures.size(); ++i) {
+    const Fixture& fx = fixtures[i];
     CaseResult r;
     r.name = fx.name;
+    r.origin = cases.origins[i];
     r.checks = fx.checks;
-    r.input_summary = short_json(fx.input);
+    // A hidden case's input never leaves the grader: not in any report or results format.
+    r.input_summary = r.origin == CaseOrigin::hidden ? kHiddenInput : short_json(fx.input);
+    if (r.origin == CaseOrigin::random)
+      r.replay = options.random_replay + " --stage " + stage.slug + " --case " + fx.name;
     if (need_setup && setup_failed.empty() && !runner.running()) {
       // Shared state (weights) is prepared once per runner process, with its own time.
       Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(),

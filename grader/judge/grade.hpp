@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,15 +19,26 @@ namespace course {
 enum class CaseStatus { passed, failed, not_implemented, crashed, timed_out, exception, runner_error };
 const char* status_name(CaseStatus s);  // "passed", "failed", "not_implemented", ...
 
+// Where a case comes from: the committed fixtures the learner has (visible), the
+// instructor-only set an autograder holds back (hidden: its input is never shown, and
+// Gradescope shows its test only once grades are published), or drawn for this run by
+// `grader --random` (random: no mistake records, so only localization diagnoses it).
+enum class CaseOrigin { visible, hidden, random };
+const char* origin_name(CaseOrigin o);  // "visible", "hidden", "random"
+// What stands for a hidden case's input wherever an input would be shown.
+inline constexpr const char* kHiddenInput = "not shown (a hidden case)";
+
 struct CaseResult {
   std::string name;
+  CaseOrigin origin = CaseOrigin::visible;
+  std::string replay;          // random: the command line that grades this case again
   std::string checks;          // the fixture's sentence
   std::string input_summary;   // short, one line
   CaseStatus status = CaseStatus::failed;
   std::string message;         // one line on why it did not pass (empty when passed)
   std::vector<Mismatch> mismatches;
   std::vector<std::string> where;   // failed: where the output first departs (localize)
-  std::vector<Diagnosis> diagnoses; // failed: the stage's identified mistakes (identify)
+  std::vector<Diagnosis> diagnoses; // failed, with mistake records: the stage's identified mistakes
   std::string digest;               // failed: output_digest of the output, for identify
   std::string note;                 // passed: e.g. the work the cache saved
   std::string output;          // what the code under test printed during this case
@@ -37,7 +49,7 @@ struct CaseResult {
 struct StageResult {
   const Stage* stage = nullptr;
   std::vector<CaseResult> cases;
-  std::vector<Diagnosis> identified;  // mistakes that agree with every graded case
+  std::vector<Diagnosis> identified;  // mistakes that agree with every graded case that has records
   double seconds = 0;
   int passed() const;
   bool all_passed() const { return !cases.empty() && passed() == int(cases.size()); }
@@ -49,12 +61,28 @@ struct GradeOptions {
   std::chrono::milliseconds timeout{5000};  // per case
   std::string only_case;                  // grade only this case (empty: all)
   sandbox::Config sandbox;                // how the runner is contained (sandbox.hpp)
+  // The hidden set, graded after the visible cases: a folder holding one folder per stage
+  // (empty: none; a stage without a folder there has no hidden cases).
+  std::filesystem::path hidden_root;
+  // Fresh cases of this run, by stage slug, graded last (grader --random; fresh_cases.hpp).
+  std::map<std::string, std::vector<Fixture>> random_cases;
+  std::string random_replay;  // "grader --random 2 --seed 7": a random case's replay starts so
 };
 
 // Throws FixtureError for a missing or broken fixture (or no case named only_case: the
 // message lists the stage's cases), std::runtime_error when the runner cannot be started:
 // both are environment errors (exit 2), not failed cases.
 StageResult grade_stage(const Stage& stage, const GradeOptions& options);
+
+// Every case of the stage grade_stage would grade, in order: the visible ones, the hidden
+// ones, the random ones (only `only_case` when that is not empty). origins[i] says where
+// fixtures[i] comes from; a hidden case's input_summary is never made. Throws FixtureError
+// like grade_stage.
+struct StageCases {
+  std::vector<Fixture> fixtures;
+  std::vector<CaseOrigin> origins;
+};
+StageCases stage_cases(const Stage& stage, const GradeOptions& options);
 
 // The names of a stage's cases, in order. Throws FixtureError like grade_stage.
 std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root);

@@ -2,7 +2,8 @@
 // files (pass), the skeleton's (fail), and code that does not compile (error). Exercism:
 // autograders/exercism/run.sh SLUG INPUT_DIR OUTPUT_DIR and its results.json, version 3.
 // Gradescope: run_autograder from the package, under a root that stands for /autograder,
-// and its results.json. Both use the course that the fixture test built (autograder_setup.sh).
+// and its results.json. Both use the course that the fixture test built (autograder_setup.sh),
+// which holds the hidden set (fixtures-hidden/): both grade it after the visible cases.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -50,12 +51,21 @@ void break_compilation(const fs::path& file) {
   write_file(file, read_file(file) + "\nint this_line_does_not_compile = ;\n");
 }
 
-int total_cases() {
+int count_cases(const char* set) {
   int n = 0;
-  for (const auto& stage : fs::directory_iterator(source_dir() / "fixtures"))
+  for (const auto& stage : fs::directory_iterator(source_dir() / set))
     for (const auto& c : fs::directory_iterator(stage.path()))
       n += c.is_directory() || c.is_regular_file();
   return n;
+}
+int hidden_cases() { return count_cases("fixtures-hidden"); }
+int total_cases() { return count_cases("fixtures") + hidden_cases(); }
+
+// A hidden case's test: its case name is the generator's, "r<seed>-NN-<what>".
+bool is_hidden(const json& test) {
+  const std::string name = test["name"];
+  const size_t colon = name.find(": ");
+  return colon != std::string::npos && name.compare(colon + 2, 1, "r") == 0;
 }
 
 json exercism(const std::string& slug, const fs::path& input, const fs::path& output) {
@@ -92,8 +102,23 @@ void expect_gradescope_shape(const json& j) {
       EXPECT_TRUE(t[key].is_string()) << key << " in " << t;
     EXPECT_TRUE(t["score"].is_number() && t["max_score"].is_number()) << t;
     EXPECT_TRUE(t["status"] == "passed" || t["status"] == "failed") << t;
-    EXPECT_EQ(t["visibility"], "visible");
+    // Hidden cases: shown to the student once the grades are published, input never.
+    EXPECT_EQ(t["visibility"], is_hidden(t) ? "after_published" : "visible") << t["name"];
+    if (is_hidden(t) && t["status"] == "failed")
+      EXPECT_TRUE(has(t["output"], "input:  not shown (a hidden case)")) << t["output"];
   }
+}
+
+// Exercism's tests of hidden cases: graded, nothing of the case shown but its name.
+void expect_exercism_hidden(const json& j) {
+  int hidden = 0;
+  for (const json& t : j["tests"]) {
+    if (!is_hidden(t)) continue;
+    ++hidden;
+    EXPECT_EQ(t["test_code"], "checks: not shown (a hidden case)\ninput: not shown (a hidden case)") << t;
+    if (t.contains("message")) EXPECT_TRUE(has(t["message"], "not shown (a hidden case)")) << t;
+  }
+  EXPECT_EQ(hidden, hidden_cases());
 }
 
 }  // namespace
@@ -106,6 +131,7 @@ TEST(exercism_runner, the_reference_passes_every_test_in_order) {
   EXPECT_EQ(j["status"], "pass") << j.dump(1).substr(0, 2000);
   EXPECT_FALSE(j.contains("message") && !j["message"].is_null());
   ASSERT_EQ(int(j["tests"].size()), total_cases());
+  expect_exercism_hidden(j);
   int task = 1;
   for (const json& t : j["tests"]) {
     EXPECT_EQ(t["status"], "pass") << t;
@@ -127,6 +153,7 @@ TEST(exercism_runner, the_skeleton_fails_with_not_implemented_yet) {
   json j = exercism("kv-cache", tmp / "in", tmp / "out");
   EXPECT_EQ(j["status"], "fail");
   ASSERT_EQ(int(j["tests"].size()), total_cases());
+  expect_exercism_hidden(j);
   for (const json& t : j["tests"]) {
     EXPECT_EQ(t["status"], "fail") << t;
     EXPECT_TRUE(has(t["message"], "not implemented yet")) << t;

@@ -1,0 +1,62 @@
+// The case builders the committed cases (cases_*.cpp) and the seeded generator
+// (cases_random.cpp) share. Each GPT-2 builder carries its `finalize`: the promises the
+// generator proves on the reference's output (decode equals Model::forward, prefill equals
+// decode bit for bit, ...), on hand-picked and random inputs alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gen/cases.hpp"
+
+namespace course {
+
+// ---- cases_decode.cpp ------------------------------------------------------------------
+
+// A float in about [-2, 2) from (seed, index), with no short binary expansion.
+float hashed_float(uint64_t seed, uint64_t index);
+
+// An attention probe's input: n cached positions of hashed keys and values and n_rows
+// query rows (0: one query, [768]).
+json random_probe_input(uint64_t seed, int n, int n_rows);
+
+CaseSpec random_attend_one_case(std::string name, std::string checks, uint64_t seed, int n);
+CaseSpec random_attend_causal_case(std::string name, std::string checks, uint64_t seed, int n, int n_rows);
+
+// Stage one-token: `tokens` decoded one at a time into an empty cache.
+CaseSpec decode_case(std::string name, std::string checks, std::vector<int> tokens);
+// Stage prefill: prefills of `chunks`, one after the other, on one cache.
+CaseSpec prefill_case(std::string name, std::string checks, std::vector<std::vector<int>> chunks);
+// Stage prefix-reuse: `prefix` saved once, continued by each suffix.
+CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefix,
+                    std::vector<std::vector<int>> suffixes);
+
+// ---- cases_rollback.cpp ----------------------------------------------------------------
+
+// Speculative rounds after `prompt`: rounds is [{"draft": [ids], "accepted": n, "next": id}].
+CaseSpec speculative_case(std::string name, std::string checks, std::vector<int> prompt, json rounds);
+
+// ---- cases_paged.cpp -------------------------------------------------------------------
+
+CaseSpec fork_case(std::string name, std::string checks, int n_blocks, std::vector<int> prompt,
+                   std::vector<std::vector<int>> branches);
+
+// ---- cases_server.cpp ------------------------------------------------------------------
+
+CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vector<std::vector<int>> prompts);
+// requests: [{"prompt": [ids], "max_new_tokens": n, "arrival": step}].
+CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json requests);
+
+// ---- cases_random.cpp: the seeded generator ---------------------------------------------
+
+// The stages the generator makes cases for, in course order (every stage of
+// stages/manifest.json; a test checks that).
+std::vector<std::string> random_stages();
+
+// `count` new cases of `stage`, the same for the same (stage, seed, count) on any machine:
+// names "r<seed>-01-<what>", ..., a `checks` sentence saying what was drawn. Throws
+// std::invalid_argument for a stage it has no generator for.
+std::vector<CaseSpec> random_cases(const std::string& stage, uint64_t seed, int count);
+
+}  // namespace course
