@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<CaseSpec> cases = cache_cases();
-  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases})
+  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases,
+                      generate_cases})
     for (auto& c : more()) cases.push_back(std::move(c));
 
   try {
