@@ -351,8 +351,9 @@ std::string tokens_finding(const json& e, const json& a, const std::string& who,
     return who + what + ": " + count_text(int64_t(et.size()), "token") + " expected, got " + short_json(a, 80) + ".";
   size_t i = 0;
   while (at[i] == et[i]) ++i;
+  const std::string right = i == 0 ? "" : i == 1 ? " (token 0 is right)" : " (tokens 0 .. " + std::to_string(i - 1) + " are right)";
   return who + what + ": token " + std::to_string(i) + " is the first wrong one, " + std::to_string(at[i]) +
-         " where greedy chooses " + std::to_string(et[i]) + (i > 0 ? " (tokens 0 .. " + std::to_string(i - 1) + " are right)" : "") + ".";
+         " where greedy chooses " + std::to_string(et[i]) + right + ".";
 }
 
 // One generation's tokens, cache and logits. True when all is right.
@@ -370,10 +371,12 @@ Lines localize_generation(const Fixture& fx, const json& actual) {
   if (fx.adapter == "run_generate") {
     const int n_prompt = int(ints_of(fx.input.value("prompt", json())).size());
     localize_generated(fx.expected, actual, generation_plan(0, n_prompt, n_new), "", out);
-    if (fx.expected.contains("streamed")) {
-      std::string s = tokens_finding(fx.expected["streamed"], actual.is_object() ? actual.value("streamed", json()) : json(),
-                                     "", "on_token");
-      if (!s.empty()) out.push_back(s + " (on_token must be called with each token as it is chosen)");
+    // What on_token saw, when it is not what was returned (wrong tokens are said above).
+    const json streamed = actual.is_object() ? actual.value("streamed", json()) : json();
+    const json tokens = actual.is_object() ? actual.value("tokens", json()) : json();
+    if (fx.expected.contains("streamed") && streamed != tokens) {
+      std::string s = tokens_finding(fx.expected["streamed"], streamed, "", "on_token");
+      if (!s.empty()) out.push_back(s + " It must be called once with each token, as it is chosen.");
     }
     return out;
   }

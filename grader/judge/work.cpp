@@ -55,9 +55,9 @@ std::string positions_story(const Fixture& fx) {
     return std::to_string(prompt_tokens(fx)) + " prompt tokens, " + std::to_string(cached) + " of them in the prefix cache";
   }
   const int64_t n_new = fx.input.value("max_new_tokens", int64_t(0));
-  const std::string fed = std::to_string(n_new - 1) + " new tokens fed back";
+  const std::string fed = count_text(n_new - 1, "new token") + " fed back";
   if (fx.adapter == "run_generate")
-    return std::to_string(fx.input.value("prompt", json::array()).size()) + " prompt tokens + " + fed;
+    return count_text(int64_t(fx.input.value("prompt", json::array()).size()), "prompt token") + " + " + fed;
   const std::string suffixes = joined(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";
   if (fx.adapter == "run_generate_from")
     return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " + suffixes + ", each + " + fed;
