@@ -27,10 +27,12 @@ namespace {
 int new_tokens_field(const json& input, const gpt2::Model& model, int64_t positions) {
   const json& n = field(input, "max_new_tokens");
   if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > kMaxNewTokens)
-    throw BadInput("\"max_new_tokens\" must be a whole number from 1 to " + std::to_string(kMaxNewTokens));
+    throw BadInput("\"max_new_tokens\" must be a whole number from 1 to " +
+                   std::to_string(kMaxNewTokens));
   if (positions + n.get<int64_t>() - 1 > model.config().n_ctx)
-    throw BadInput(std::to_string(positions) + " prompt positions and " + std::to_string(n.get<int64_t>()) +
-                   " new tokens do not fit in the model's " + std::to_string(model.config().n_ctx) + " positions");
+    throw BadInput(std::to_string(positions) + " prompt positions and " +
+                   std::to_string(n.get<int64_t>()) + " new tokens do not fit in the model's " +
+                   std::to_string(model.config().n_ctx) + " positions");
   return n.get<int>();
 }
 
@@ -50,7 +52,8 @@ void register_generate_adapters(AdapterTable& table) {
     const int n = new_tokens_field(input, model, int64_t(prompt.size()));
     std::vector<int> streamed;
     model.reset_work();
-    GenerateRun run = run_generate(model, prompt, n, [&streamed](int token) { streamed.push_back(token); });
+    GenerateRun run =
+        run_generate(model, prompt, n, [&streamed](int token) { streamed.push_back(token); });
     const gpt2::WorkCounts work = model.work();
     json out = generated_json(run, n);
     out["streamed"] = streamed;
@@ -62,7 +65,8 @@ void register_generate_adapters(AdapterTable& table) {
     const std::vector<int> prefix = tokens_field(input, "prefix", model, false);
     const json& list = field(input, "suffixes");
     if (!list.is_array() || list.empty() || list.size() > size_t(kMaxRequests))
-      throw BadInput("\"suffixes\" must be a list of 1 to " + std::to_string(kMaxRequests) + " token lists");
+      throw BadInput("\"suffixes\" must be a list of 1 to " + std::to_string(kMaxRequests) +
+                     " token lists");
     std::vector<std::vector<int>> suffixes;
     size_t longest = 0;
     for (const json& s : list) {
@@ -75,7 +79,9 @@ void register_generate_adapters(AdapterTable& table) {
     const gpt2::WorkCounts work = model.work();
     json continued = json::array();
     for (const GenerateRun& c : run.continued) continued.push_back(generated_json(c, n));
-    return json{{"saved", cache_json(run.saved.cache)}, {"continued", continued}, {"work", work_json(work)}};
+    return json{{"saved", cache_json(run.saved.cache)},
+                {"continued", continued},
+                {"work", work_json(work)}};
   };
 }
 
