@@ -113,4 +113,28 @@ PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
   not_implemented("run_prefix_trace (adapters/adapters.cpp)");
 }
 
+GenerateRun run_generate(const gpt2::Model& model, const std::vector<int>& prompt, int max_new_tokens,
+                         const TokenSink& on_token) {
+  // run.generated.logits: [max_new_tokens, vocab]
+  // TODO: generate_greedy on run.cache (a fresh ModelCache), passing on_token through.
+  (void)model;
+  (void)prompt;
+  (void)max_new_tokens;
+  (void)on_token;
+  not_implemented("run_generate (adapters/adapters.cpp)");
+}
+
+ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
+                               const std::vector<std::vector<int>>& suffixes, int max_new_tokens) {
+  // run.continued: [n_suffixes], each with its own cache
+  // TODO: run.saved = save_prefix(prefix); per suffix, a GenerateRun whose cache is a clone()
+  // of run.saved.cache (never the saved cache itself), then generate_greedy of the suffix
+  // on it.
+  (void)model;
+  (void)prefix;
+  (void)suffixes;
+  (void)max_new_tokens;
+  not_implemented("run_generate_from (adapters/adapters.cpp)");
+}
+
 }  // namespace course

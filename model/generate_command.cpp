@@ -9,6 +9,7 @@
 // chosen, and stops after <|endoftext|>; without one it prints the new ids as a JSON
 // array, all max-new-tokens of them. An empty prompt text starts from <|endoftext|>, as
 // GPT-2 was trained. The speeds go to stderr at the end.
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -95,9 +96,33 @@ gpt2::Model load_model(const GenerateOptions& o, const std::vector<int>& prompt)
   return m;
 }
 
+// Runs a whole greedy loop, timing it by its tokens: the prefill ends when the first one
+// is chosen, the decode steps when the last one is. Prints up to stop_token.
+gpt2::GenerationStats run_greedy_loop(const GreedyLoop& loop, const gpt2::Model& model,
+                                      std::span<const int> prompt, int max_new_tokens,
+                                      int stop_token, const std::function<void(int)>& on_token) {
+  using clock = std::chrono::steady_clock;
+  gpt2::GenerationStats s;
+  s.prompt_tokens = static_cast<int>(prompt.size());
+  const clock::time_point t0 = clock::now();
+  clock::time_point first = t0, last = t0;
+  bool stopped = false;
+  loop(model, prompt, max_new_tokens, [&](int token) {
+    last = clock::now();
+    if (s.new_tokens++ == 0) first = last;
+    if (!stopped) on_token(token);
+    stopped = stopped || token == stop_token;
+  });
+  s.decode_steps = s.new_tokens > 0 ? s.new_tokens - 1 : 0;
+  s.prefill_s = std::chrono::duration<double>(first - t0).count();
+  s.decode_s = std::chrono::duration<double>(last - first).count();
+  return s;
+}
+
 }  // namespace
 
-int run_generate(const GenerateOptions& o, const DecoderFactory& make_decoder) {
+int run_generate(const GenerateOptions& o, const DecoderFactory& make_decoder,
+                 const GreedyLoop& greedy_loop) {
   std::unique_ptr<gpt2::Tokenizer> tok;
   if (!o.tokenizer.empty()) tok = std::make_unique<gpt2::Tokenizer>(gpt2::Tokenizer::load(o.tokenizer));
   const std::vector<int> prompt = prompt_ids(o, tok.get());
@@ -120,8 +145,11 @@ int run_generate(const GenerateOptions& o, const DecoderFactory& make_decoder) {
   } else {
     on_token = [&](int id) { write_stdout((printed++ ? ", " : "[") + std::to_string(id)); };
   }
-  const gpt2::GenerationStats s = gpt2::generate(decoder, prompt, o.max_new_tokens, sampler,
-                                                 tok ? tok->eot() : -1, on_token);
+  const int stop_token = tok ? tok->eot() : -1;
+  const gpt2::GenerationStats s =
+      greedy_loop && o.temperature == 0.0f
+          ? run_greedy_loop(greedy_loop, model, prompt, o.max_new_tokens, stop_token, on_token)
+          : gpt2::generate(decoder, prompt, o.max_new_tokens, sampler, stop_token, on_token);
   write_stdout(tok ? "\n" : "]\n");
   std::fprintf(stderr, "%s: prefill %s; decode %s; %d new tokens, %d thread(s)\n", o.impl.c_str(),
                speed(s.prompt_tokens, s.prefill_s).c_str(),

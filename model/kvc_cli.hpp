@@ -76,8 +76,17 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& options,
 // number of positions the run needs (prompt + new tokens).
 using DecoderFactory = std::function<gpt2::Decoder(const gpt2::Model&, int capacity)>;
 
+// A whole greedy generation in one call, instead of the decoder's prefill and steps
+// (kvc-learner: the learner's generate_greedy). It must call on_token with each of the
+// max_new_tokens tokens as soon as it is chosen.
+using GreedyLoop = std::function<void(const gpt2::Model&, std::span<const int> prompt,
+                                      int max_new_tokens, const std::function<void(int)>& on_token)>;
+
 // Loads everything, generates, streams the text (or ids) to stdout and the speeds to
-// stderr. Returns the exit status; throws as run_guarded expects.
-int run_generate(const GenerateOptions& options, const DecoderFactory& make_decoder);
+// stderr. With a greedy_loop and temperature 0, that loop generates (it runs to
+// max_new_tokens; what follows <|endoftext|> is not printed). Returns the exit status;
+// throws as run_guarded expects.
+int run_generate(const GenerateOptions& options, const DecoderFactory& make_decoder,
+                 const GreedyLoop& greedy_loop = {});
 
 }  // namespace kvc

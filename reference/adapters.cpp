@@ -195,4 +195,23 @@ PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
   return run;
 }
 
+GenerateRun run_generate(const gpt2::Model& model, const std::vector<int>& prompt, int max_new_tokens,
+                         const TokenSink& on_token) {
+  GenerateRun run;
+  run.generated = generate_greedy(model, run.cache, prompt, max_new_tokens, on_token);
+  return run;
+}
+
+ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
+                               const std::vector<std::vector<int>>& suffixes, int max_new_tokens) {
+  ContinuedRun run;
+  run.saved = save_prefix(model, prefix);
+  for (const std::vector<int>& suffix : suffixes) {
+    GenerateRun& c = run.continued.emplace_back();
+    c.cache = run.saved.cache.clone();  // a deep copy: the saved prefix stays as it is
+    c.generated = generate_greedy(model, c.cache, suffix, max_new_tokens);
+  }
+  return run;
+}
+
 }  // namespace course

@@ -1,4 +1,4 @@
-// Reference solution for src/decode.cpp (stages one-token, prefill and prefix-reuse).
+// Reference solution for src/decode.cpp (stages one-token, prefill, prefix-reuse and generate).
 #include "course/decode.hpp"
 
 #include <cmath>
@@ -125,6 +125,24 @@ SavedPrefix continue_from(const gpt2::Model& model, const SavedPrefix& saved, st
   longer.cache = saved.cache.clone();  // a deep copy: the saved prefix stays as it is
   longer.logits = prefill(model, longer.cache, suffix);
   return longer;
+}
+
+Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span<const int> prompt,
+                          int max_new_tokens, const TokenSink& on_token) {
+  if (max_new_tokens < 1)
+    throw std::invalid_argument("generate_greedy: max_new_tokens is " + std::to_string(max_new_tokens) +
+                                "; at least 1 token must be generated");
+  Generated out;
+  std::vector<float> logits = prefill(model, cache, prompt);  // [vocab] of the prompt's last position
+  for (int i = 0;; ++i) {
+    const int token = greedy(logits);
+    out.tokens.push_back(token);
+    out.logits.insert(out.logits.end(), logits.begin(), logits.end());
+    if (on_token) on_token(token);
+    if (i + 1 == max_new_tokens) break;  // the last token is never fed back
+    logits = decode_step(model, cache, token);
+  }
+  return out;
 }
 
 }  // namespace course

@@ -1,4 +1,4 @@
-// Your decode loop: stages 3 (one-token), 4 (prefill) and 5 (prefix-reuse).
+// Your decode loop: stages 3 (one-token), 4 (prefill), 5 (prefix-reuse) and 10 (generate).
 //
 // The declarations, with the exact contract of each function, are in
 // include/course/decode.hpp; read them first. This file puts your KV cache (stages 1-2)
@@ -20,8 +20,9 @@
 // gpt2::exp on about 1 input in 11,500); the grader compares at atol = 0. Scaling by a
 // power of two is exact: dividing by 8.0f, or scaling q first, changes no bit.
 //
-// This file leaves out sampling (choosing the next token from the logits) and batching
-// several sequences: one sequence, tokens given.
+// Stage 10 closes the loop: generate_greedy chooses each next token itself (the largest
+// logit, course::greedy) and feeds it back. Sampling at a temperature and batching several
+// sequences are left out: one sequence, greedy.
 //
 // Each function below throws "not implemented yet" until you replace its body.
 #include "course/decode.hpp"
@@ -106,6 +107,22 @@ SavedPrefix continue_from(const gpt2::Model& model, const SavedPrefix& saved,
   (void)saved;
   (void)suffix;
   not_implemented("continue_from (src/decode.cpp)");
+}
+
+Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span<const int> prompt,
+                          int max_new_tokens, const TokenSink& on_token) {
+  // logits:         [vocab]                the latest logits (the prefill's, then each step's)
+  // out.tokens:     [max_new_tokens]       greedy(logits) each time
+  // out.logits:     [max_new_tokens, vocab] row i = the logits out.tokens[i] was chosen from
+  // TODO: prefill the prompt; then max_new_tokens times: token = greedy(logits), keep it and
+  // its logits, on_token(token) when on_token is set, and, unless it is the last one,
+  // logits = decode_step(model, cache, token).
+  (void)model;
+  (void)cache;
+  (void)prompt;
+  (void)max_new_tokens;
+  (void)on_token;
+  not_implemented("generate_greedy (src/decode.cpp)");
 }
 
 }  // namespace course

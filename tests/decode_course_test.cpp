@@ -98,7 +98,7 @@ TEST(digest, a_malformed_digest_is_an_error) {
 
 TEST(decode_fixtures, name_the_weights_their_stage_sets_up) {
   int checked = 0;
-  for (const char* slug : {"one-token", "prefill", "prefix-reuse"}) {
+  for (const char* slug : {"one-token", "prefill", "prefix-reuse", "generate"}) {
     const course::Stage* stage = course::find_stage(slug);
     ASSERT_TRUE(stage) << slug;
     ASSERT_TRUE(stage->setup.contains("weights")) << slug;

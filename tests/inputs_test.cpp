@@ -102,6 +102,14 @@ TEST(inputs, a_malformed_input_names_the_field) {
                   "\"keys\" and \"values\" must both be [n, 768]"));
   EXPECT_TRUE(has(input_error("attend_one", {{"keys", 5}}), "input.keys: a tensor must be a JSON object"));
   EXPECT_TRUE(has(input_error("run_decode", json::array()), "input: must be an object"));
+  const json gen = {{"weights", weights()}, {"prompt", {1, 2}}, {"max_new_tokens", 4}};
+  EXPECT_EQ(input_error("run_generate", gen), "");
+  json zero = gen;
+  zero["max_new_tokens"] = 0;
+  EXPECT_TRUE(has(input_error("run_generate", zero), "input.max_new_tokens: must be a whole number from 1 to 256"));
+  const json from = {{"weights", weights()}, {"prefix", std::vector<int>(1000, 1)}, {"suffixes", {{1}, std::vector<int>(20, 2)}},
+                     {"max_new_tokens", 6}};
+  EXPECT_TRUE(has(input_error("run_generate_from", from), "1020 prompt positions and 6 new tokens do not fit in the model's 1024"));
 }
 
 TEST(inputs, a_setup_a_runner_cannot_prepare_is_named) {

@@ -48,6 +48,14 @@ CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vec
 // requests: [{"prompt": [ids], "max_new_tokens": n, "arrival": step}].
 CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json requests);
 
+// ---- cases_generate.cpp ----------------------------------------------------------------
+
+// Stage generate: greedy generation of n tokens after `prompt`, into a fresh cache.
+CaseSpec generate_case(std::string name, std::string checks, std::vector<int> prompt, int n);
+// Stage generate: `prefix` saved once, each suffix continued on a clone for n tokens.
+CaseSpec continue_case(std::string name, std::string checks, std::vector<int> prefix,
+                       std::vector<std::vector<int>> suffixes, int n);
+
 // ---- cases_random.cpp: the seeded generator ---------------------------------------------
 
 // The stages the generator makes cases for, in course order (every stage of

@@ -29,6 +29,7 @@ std::vector<CaseSpec> rollback_cases();  // cases_rollback.cpp: stage 6
 std::vector<CaseSpec> paged_cases();     // cases_paged.cpp: stage 7
 std::vector<CaseSpec> prefix_cache_cases();  // cases_server.cpp: stage 8
 std::vector<CaseSpec> batching_cases();      // cases_server.cpp: stage 9
+std::vector<CaseSpec> generate_cases();      // cases_generate.cpp: stage 10
 
 // ---- Helpers the case files share (support.cpp) ---------------------------------------
 

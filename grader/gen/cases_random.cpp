@@ -403,6 +403,31 @@ std::vector<CaseSpec> continuous_batching(uint64_t seed, int count) {
   return cases;
 }
 
+std::vector<CaseSpec> generate(uint64_t seed, int count) {
+  std::vector<CaseSpec> cases;
+  for (int i = 0; i < count; ++i) {
+    Draw d = draw_for(seed, "generate", i);
+    const int n = d.between(1, 6);
+    if (i % 2 == 0) {
+      const std::vector<int> prompt = d.tokens(d.between(1, 4));
+      cases.push_back(generate_case(case_name(seed, i, "generate"),
+                                    "Greedy generation of " + plural(n, "token", "tokens") + " after the random prompt " +
+                                        list_text(prompt) + ": the reference's tokens and every step's logits.",
+                                    prompt, n));
+    } else {
+      const std::vector<int> prefix = d.tokens(d.between(1, 4));
+      std::vector<std::vector<int>> suffixes;
+      for (int s = d.between(1, 2); s > 0; --s) suffixes.push_back(d.tokens(d.between(1, 3)));
+      cases.push_back(continue_case(case_name(seed, i, "continue"),
+                                    "The random prefix " + list_text(prefix) + " saved once and continued by " +
+                                        plural(int(suffixes.size()), "suffix", "suffixes") + " for " +
+                                        plural(n, "token", "tokens") + " each, on clones.",
+                                    prefix, suffixes, n));
+    }
+  }
+  return cases;
+}
+
 using StageGenerator = std::vector<CaseSpec> (*)(uint64_t seed, int count);
 
 const std::vector<std::pair<std::string, StageGenerator>>& generators() {
@@ -411,7 +436,7 @@ const std::vector<std::pair<std::string, StageGenerator>>& generators() {
       {"one-token", one_token},             {"prefill", prefill},
       {"prefix-reuse", prefix_reuse},       {"rollback", rollback},
       {"paged-cache", paged_cache},         {"prefix-cache", prefix_cache},
-      {"continuous-batching", continuous_batching},
+      {"continuous-batching", continuous_batching}, {"generate", generate},
   };
   return table;
 }

@@ -67,7 +67,8 @@ Fixture reference_fixture(const CaseSpec& spec) {
 // The committed cases, in course order.
 std::vector<CaseSpec> committed_cases() {
   std::vector<CaseSpec> cases = cache_cases();
-  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases})
+  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases,
+                     generate_cases})
     for (auto& c : more()) cases.push_back(std::move(c));
   return cases;
 }

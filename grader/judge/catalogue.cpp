@@ -19,6 +19,7 @@ constexpr const char* kLesson6 = "stages/06-rollback/lesson.md#";
 constexpr const char* kLesson7 = "stages/07-paged-cache/lesson.md#";
 constexpr const char* kLesson8 = "stages/08-prefix-cache/lesson.md#";
 constexpr const char* kLesson9 = "stages/09-continuous-batching/lesson.md#";
+constexpr const char* kLesson10 = "stages/10-generate/lesson.md#";
 
 struct Entry {
   const char* id;
@@ -235,6 +236,25 @@ const Entry kEntries[] = {
     {"cb.admission_ignores_commitments", "admission ignores commitments",
      "admission counts the free blocks of the moment, not those the running sequences will still need",
      kLesson9, "mistake-admission-that-ignores-the-pool"},
+    // ---- generate
+    {"gen.recompute_every_step", "whole sequence recomputed at every step",
+     "generate_greedy feeds each new token by prefilling the prompt and every token so far again on a fresh copy of the cache: the right tokens, with every position through the model again at each step",
+     kLesson10, "mistake-recomputing-the-sequence-at-every-step"},
+    {"gen.feeds_last_token", "the last token fed back",
+     "generate_greedy runs a decode step after the last token too, so the cache ends one position longer than it should",
+     kLesson10, "mistake-one-step-too-many"},
+    {"gen.prompt_token_twice", "the prompt's last token fed twice",
+     "generate_greedy prefills the prompt and then decodes its last token once more to get the first new token, so that token is in the cache twice",
+     kLesson10, "mistake-the-prompts-last-token-twice"},
+    {"gen.feeds_stale_token", "the first new token fed at every step",
+     "generate_greedy feeds the first new token to every decode step instead of the token it has just chosen",
+     kLesson10, "mistake-feeding-a-stale-token"},
+    {"gen.continue_without_clone", "continuing on the saved cache",
+     "run_generate_from copies the saved ModelCache with its copy assignment, which shares the layers, so every continuation is generated on the saved prefix itself",
+     kLesson10, "mistake-generating-on-the-saved-cache"},
+    {"gen.continuation_recomputes_prefix", "prefix recomputed for each continuation",
+     "run_generate_from generates each continuation from prefix + suffix on a fresh cache: the right tokens, with the prefix through the model again every time",
+     kLesson10, "mistake-recomputing-the-prefix"},
 };
 // clang-format on
 

@@ -1,5 +1,6 @@
 #include "judge/inputs.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 
@@ -223,6 +224,34 @@ void check_serve(const json& input) {
   }
 }
 
+// Stage generate: max_new_tokens, and `positions` tokens before it with every new token
+// but the last, within the model's context.
+void check_new_tokens(const json& input, int64_t positions) {
+  const json& n = field(input, "input", "max_new_tokens");
+  whole(n, "input.max_new_tokens", 1, kMaxNewTokens);
+  if (positions + n.get<int64_t>() - 1 > kInputContext)
+    bad("input", std::to_string(positions) + " prompt positions and " + std::to_string(n.get<int64_t>()) +
+                     " new tokens do not fit in the model's " + std::to_string(kInputContext) + " positions");
+}
+
+void check_generate(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_tokens(input, "prompt", "input");
+  check_new_tokens(input, int64_t(input["prompt"].size()));
+}
+
+void check_generate_from(const json& input) {
+  check_weights(field(input, "input", "weights"), "input.weights");
+  check_tokens(input, "prefix", "input");
+  check_token_lists(input, "suffixes");
+  const json& suffixes = input["suffixes"];
+  if (suffixes.size() > size_t(kMaxRequests))
+    bad("input.suffixes", "must be a list of 1 to " + std::to_string(kMaxRequests) + " token lists");
+  size_t longest = 0;
+  for (const json& s : suffixes) longest = std::max(longest, s.size());
+  check_new_tokens(input, int64_t(input["prefix"].size() + longest));
+}
+
 using InputCheck = void (*)(const json& input);
 
 // One entry per adapter of grader/runner/bindings_*.cpp.
@@ -245,6 +274,8 @@ const std::map<std::string, InputCheck>& input_checks() {
       {"run_paged_fork", check_paged_fork},
       {"run_prefix_trace", check_prefix_trace},
       {"run_serve", check_serve},
+      {"run_generate", check_generate},
+      {"run_generate_from", check_generate_from},
   };
   return table;
 }

@@ -22,6 +22,7 @@ namespace course {
 inline constexpr int kInputLayers = 12;      // n_layers
 inline constexpr int kInputModelDim = 768;   // d_model: floats in one token's key or value
 inline constexpr int kInputVocab = 50257;    // token ids are 0 .. vocab - 1
+inline constexpr int kInputContext = 1024;   // n_ctx: positions a sequence may hold
 
 // Every adapter a runner serves, by name, in name order.
 std::vector<std::string> served_adapters();

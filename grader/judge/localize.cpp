@@ -18,6 +18,10 @@ std::vector<std::string> localize(const Fixture& fx, const json& actual) {
     for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
   }
   if (a == "run_prefix_trace") lines = work_findings(fx, actual);  // stage prefix-cache: what was recomputed
+  if (a == "run_generate" || a == "run_generate_from") {
+    lines = localize_generation(fx, actual);
+    for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
+  }
   return lines;
 }
 

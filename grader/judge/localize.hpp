@@ -46,6 +46,7 @@ Lines localize_read_kvcache(const Fixture& fx, const json& actual);
 Lines localize_model_cache(const Fixture& fx, const json& actual);
 Lines localize_probe(const Fixture& fx, const json& actual);
 Lines localize_gpt2_run(const Fixture& fx, const json& actual);
+Lines localize_generation(const Fixture& fx, const json& actual);
 Lines work_findings(const Fixture& fx, const json& actual);
 
 }  // namespace course

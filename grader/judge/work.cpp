@@ -54,8 +54,14 @@ std::string positions_story(const Fixture& fx) {
     const int64_t cached = cached_prompt_tokens(fx);
     return std::to_string(prompt_tokens(fx)) + " prompt tokens, " + std::to_string(cached) + " of them in the prefix cache";
   }
-  return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " +
-         joined(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";
+  const int64_t n_new = fx.input.value("max_new_tokens", int64_t(0));
+  const std::string fed = count_text(n_new - 1, "new token") + " fed back";
+  if (fx.adapter == "run_generate")
+    return count_text(int64_t(fx.input.value("prompt", json::array()).size()), "prompt token") + " + " + fed;
+  const std::string suffixes = joined(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";
+  if (fx.adapter == "run_generate_from")
+    return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " + suffixes + ", each + " + fed;
+  return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " + suffixes;
 }
 
 // One per-layer count (qkv or finish_block) against the expected one.
@@ -128,6 +134,16 @@ std::string work_note(const Fixture& fx, const json& actual) {
   if (fx.adapter == "run_prefix_trace") {
     const int64_t cached = cached_prompt_tokens(fx);
     return "work: " + each + (cached ? "; " + std::to_string(cached) + " prompt positions per layer came from the prefix cache instead of being recomputed" : "");
+  }
+  if (fx.adapter == "run_generate") {
+    // Without a cache, step i would recompute all prompt + i positions.
+    const int64_t prompt = int64_t(fx.input.value("prompt", json::array()).size());
+    const int64_t steps = fx.input.value("max_new_tokens", int64_t(1)) - 1;
+    const int64_t recompute = prompt * (steps + 1) + steps * (steps + 1) / 2;
+    return "work: " + each + ", one per position" +
+           (steps > 0 ? "; recomputing the whole sequence at every step would take " + std::to_string(recompute) +
+                            " rows per layer"
+                      : "");
   }
   const int64_t prefix = int64_t(fx.input.value("prefix", json::array()).size());
   const int64_t k = int64_t(fx.input.value("suffixes", json::array()).size());

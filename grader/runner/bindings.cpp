@@ -15,6 +15,7 @@ const AdapterTable& adapter_table() {
     register_rollback_adapters(t);
     register_paged_adapters(t);
     register_server_adapters(t);
+    register_generate_adapters(t);
     return t;
   }();
   return table;

@@ -32,6 +32,7 @@ void register_decode_adapters(AdapterTable& table);  // stages 3-5: bindings_dec
 void register_rollback_adapters(AdapterTable& table);  // stage 6: bindings_rollback.cpp
 void register_paged_adapters(AdapterTable& table);     // stage 7: bindings_paged.cpp
 void register_server_adapters(AdapterTable& table);    // stages 8-9: bindings_server.cpp
+void register_generate_adapters(AdapterTable& table);  // stage 10: bindings_generate.cpp
 
 // Shared state prepared before cases run (e.g. model weights). `setup` is the JSON of a
 // setup request; an empty object is a no-op.

@@ -187,4 +187,29 @@ PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
 // Stage continuous-batching has no adapter of its own: the runner calls serve()
 // (course/batching.hpp) directly.
 
+// ---- Stage generate ---------------------------------------------------------------------
+
+// A generation and the cache it ran in.
+struct GenerateRun {
+  Generated generated;  // tokens [n_new] and logits [n_new, vocab]
+  ModelCache cache;     // after the last step: the prompt and every new token but the last
+};
+
+// Stage generate: a fresh ModelCache, then generate_greedy(model, cache, prompt,
+// max_new_tokens, on_token), passing on_token through.
+GenerateRun run_generate(const gpt2::Model& model, const std::vector<int>& prompt, int max_new_tokens,
+                         const TokenSink& on_token);
+
+struct ContinuedRun {
+  SavedPrefix saved;                   // after every continuation: exactly as save_prefix left it
+  std::vector<GenerateRun> continued;  // [n_suffixes]: each continuation, in order
+};
+
+// Stage generate, from a saved prefix: save_prefix(prefix) once; then for each suffix in
+// order, generate_greedy of max_new_tokens tokens with the suffix as prompt, on a clone of
+// the saved cache (so each continuation equals a fresh generation from prefix + suffix,
+// and the prefix goes through the model once in all).
+ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
+                               const std::vector<std::vector<int>>& suffixes, int max_new_tokens);
+
 }  // namespace course

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "course/decode.hpp"  // greedy(), given
 #include "course/paged.hpp"
 
 namespace course {
@@ -22,14 +23,6 @@ namespace course {
 // sequence alone. The sequences must be distinct and share one 12-layer pool.
 std::vector<float> decode_batch(const gpt2::Model& model, std::span<PagedSequence* const> sequences,
                                 std::span<const int> tokens);
-
-// The index of the largest value; the lowest such index on a tie. Greedy sampling. Given.
-inline int greedy(std::span<const float> logits) {
-  int best = 0;
-  for (int i = 1; i < int(logits.size()); ++i)
-    if (logits[size_t(i)] > logits[size_t(best)]) best = i;
-  return best;
-}
 
 struct Request {
   std::vector<int> prompt;  // not empty

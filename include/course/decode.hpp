@@ -1,5 +1,6 @@
-// Stages 3-5: the KV cache at work in GPT-2 small. Decode one token (stage one-token),
-// prefill a prompt (stage prefill), and continue from a saved prefix (stage prefix-reuse).
+// Stages 3-5 and 10: the KV cache at work in GPT-2 small. Decode one token (stage
+// one-token), prefill a prompt (stage prefill), continue from a saved prefix (stage
+// prefix-reuse), and generate text greedily with all of it (stage generate).
 // Both your code (src/decode.cpp) and the reference implement this header; the grader's
 // runner is compiled against it, so leave it as it is.
 //
@@ -15,6 +16,7 @@
 // Logits are [vocab] = [50257] floats for one position.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -78,5 +80,36 @@ SavedPrefix save_prefix(const gpt2::Model& model, std::span<const int> prefix);
 // prefix never changes it.
 SavedPrefix continue_from(const gpt2::Model& model, const SavedPrefix& saved,
                           std::span<const int> suffix);
+
+// ---- Stage generate ---------------------------------------------------------------------
+
+// The index of the largest value; the lowest such index on a tie. Greedy sampling. Given.
+inline int greedy(std::span<const float> logits) {
+  int best = 0;
+  for (int i = 1; i < int(logits.size()); ++i)
+    if (logits[size_t(i)] > logits[size_t(best)]) best = i;
+  return best;
+}
+
+// What a greedy generation made.
+struct Generated {
+  std::vector<int> tokens;    // [n_new]: the chosen tokens, in order
+  std::vector<float> logits;  // [n_new, vocab]: row i holds the logits tokens[i] was chosen from
+};
+
+// Called with each new token as soon as it is chosen (kvc generate prints it then).
+using TokenSink = std::function<void(int token)>;
+
+// Greedy generation with the cache, after what `cache` already holds (empty: a fresh
+// prompt; a clone of a saved prefix: a continuation):
+//   logits = prefill(model, cache, prompt)               token 0 = greedy(logits)
+//   for i = 1 .. max_new_tokens - 1:
+//     logits = decode_step(model, cache, token i - 1)    token i = greedy(logits)
+// calling on_token (when set) with each token right after choosing it. The last token is
+// never fed back: the cache ends with prompt.size() + max_new_tokens - 1 more positions,
+// and each of them went through every layer once. `prompt` must not be empty and
+// max_new_tokens must be at least 1.
+Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span<const int> prompt,
+                          int max_new_tokens, const TokenSink& on_token = {});
 
 }  // namespace course

@@ -29,7 +29,10 @@ foreach(name
     key_without_parent cache_partial_block evict_lowest_block prefill_whole_prompt
     # continuous-batching
     batch_attends_first_sequence batch_positions_from_index decode_finished retire_without_release
-    admit_by_free_blocks_only)
+    admit_by_free_blocks_only
+    # generate
+    generate_recomputes_each_step generate_feeds_last_token generate_prompt_token_twice
+    generate_feeds_first_token generate_on_saved_cache generate_recomputes_prefix)
   kvcourse_mistake(${name})
 endforeach()
 
