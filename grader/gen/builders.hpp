@@ -24,6 +24,13 @@ json random_probe_input(uint64_t seed, int n, int n_rows);
 CaseSpec random_attend_one_case(std::string name, std::string checks, uint64_t seed, int n);
 CaseSpec random_attend_causal_case(std::string name, std::string checks, uint64_t seed, int n, int n_rows);
 
+// Of a GPT-2 run's work, what a fixture keeps: every layer's qkv and finish_block rows and
+// Model::forward's tokens (how many rows were embedded or made logits is left free).
+json expected_work(const json& work);
+// The generator's promise about that work: each layer saw each of `new_positions` once,
+// and Model::forward was not called.
+void require_work(const json& work, int64_t new_positions);
+
 // Stage one-token: `tokens` decoded one at a time into an empty cache.
 CaseSpec decode_case(std::string name, std::string checks, std::vector<int> tokens);
 // Stage prefill: prefills of `chunks`, one after the other, on one cache.

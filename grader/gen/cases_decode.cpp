@@ -105,6 +105,8 @@ namespace {
 
 Tensor tensor_of(const json& j) { return tensor_from_json(j); }
 
+}  // namespace
+
 // Of a run's work, what must hold: rows through every layer's qkv and finish_block (each
 // new position once) and no Model::forward. How many rows were embedded or turned into
 // logits is left free (a prefill written as a loop of decode steps makes logits for every
@@ -122,8 +124,6 @@ void require_work(const json& work, int64_t new_positions) {
               std::string("every layer's ") + name + " counts each new position once");
   require(work.at("forward_tokens") == 0, "the run does not call Model::forward");
 }
-
-}  // namespace
 
 // ---- stage one-token -------------------------------------------------------------------
 

@@ -20,21 +20,6 @@ namespace course {
 
 namespace {
 
-// What the fixture keeps of a run's work: each layer's rows and Model::forward's tokens.
-json kept_work(const json& work) {
-  return {{"qkv_rows", work.at("qkv_rows")},
-          {"finish_block_rows", work.at("finish_block_rows")},
-          {"forward_tokens", work.at("forward_tokens")}};
-}
-
-void require_work(const json& work, int64_t new_positions) {
-  for (const char* name : {"qkv_rows", "finish_block_rows"})
-    for (const json& rows : work.at(name))
-      require(rows.get<int64_t>() == new_positions,
-              std::string("every layer's ") + name + " counts each new position once");
-  require(work.at("forward_tokens") == 0, "the run does not call Model::forward");
-}
-
 void require_same_tensor(const json& a, const json& b, const std::string& what) {
   const Tensor x = tensor_from_json(a), y = tensor_from_json(b);
   require(x.shape == y.shape && same_bits(x.data, y.data.data(), y.data.size()), what);
@@ -82,7 +67,7 @@ CaseSpec generate_case(std::string name, std::string checks, std::vector<int> pr
             "on_token was called with every token, in order");
     require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
     json expected = digest_cache(out);
-    expected["work"] = kept_work(out.at("work"));
+    expected["work"] = expected_work(out.at("work"));
     return expected;
   };
   return {"generate", std::move(name), std::move(checks), "run_generate", input, finalize};
@@ -118,7 +103,7 @@ CaseSpec continue_case(std::string name, std::string checks, std::vector<int> pr
           std::string("the saved prefix's ") + name + " are as save_prefix left them");
     require_work(out.at("work"), new_positions);
     expected["saved"] = digest_cache(out["saved"]);
-    expected["work"] = kept_work(out.at("work"));
+    expected["work"] = expected_work(out.at("work"));
     return expected;
   };
   return {"generate", std::move(name), std::move(checks), "run_generate_from", input, finalize};
