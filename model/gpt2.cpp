@@ -337,6 +337,29 @@ struct Model::Impl {
   std::optional<safetensors::File> file;  // mapped F32 weights used in place
   std::unique_ptr<ThreadPool> pool;
 
+  // A model's state before its weights are placed: config, counters, threads, layer slots.
+  explicit Impl(const Config& c)
+      : config(c),
+        work(std::make_unique<WorkCounters>(c.n_layer)),
+        pool(std::make_unique<ThreadPool>(default_thread_count())) {
+    w.layers.resize(static_cast<size_t>(c.n_layer));
+  }
+
+  // Gives the tensors `ids` (in that order) room in the arena, each 16-float aligned, and
+  // points the weights at it. Returns each id's offset in the arena.
+  std::vector<size_t> place_in_arena(const std::vector<TensorSpec>& specs, const std::vector<int>& ids) {
+    std::vector<size_t> offset(specs.size());
+    size_t total = 0;
+    for (int id : ids) {
+      offset[id] = total;
+      total += round_up16(stored_floats(specs[id]));
+    }
+    arena = Arena(total);
+    arena.prefault(*pool);
+    for (int id : ids) w.set(specs[id], arena.data() + offset[id], is_matrix(specs[id]));
+    return offset;
+  }
+
   size_t d() const { return static_cast<size_t>(config.d_model); }
 };
 
@@ -368,25 +391,11 @@ uint64_t Model::decode_weight_bytes() const {
 
 Model Model::synthetic(uint64_t seed, const Config& config) {
   const std::vector<TensorSpec> specs = tensor_specs(config);  // validates
-  auto impl = std::make_unique<Impl>();
-  impl->config = config;
-  impl->work = std::make_unique<WorkCounters>(config.n_layer);
-  impl->pool = std::make_unique<ThreadPool>(default_thread_count());
-  impl->w.layers.resize(static_cast<size_t>(config.n_layer));
-
+  auto impl = std::make_unique<Impl>(config);
   const std::vector<int> order = storage_order(specs);
-  std::vector<size_t> offset(specs.size());
-  size_t total = 0;
-  for (int id : order) {
-    offset[id] = total;
-    total += round_up16(stored_floats(specs[id]));
-  }
-  impl->arena = Arena(total);
-  impl->arena.prefault(*impl->pool);
-  float* base = impl->arena.data();
-  for (int id : order) impl->w.set(specs[id], base + offset[id], is_matrix(specs[id]));
+  const std::vector<size_t> offset = impl->place_in_arena(specs, order);
   fill(
-      specs, order, offset, base,
+      specs, order, offset, impl->arena.data(),
       [seed](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
         synthetic_fill(seed, spec.id, spec.kind, begin, end, out);
       },
@@ -394,38 +403,37 @@ Model Model::synthetic(uint64_t seed, const Config& config) {
   return Model(std::move(impl));
 }
 
-Model Model::load_safetensors(const std::string& path) {
-  safetensors::File file = safetensors::File::open(path);
-  auto fail = [&](const std::string& why) {
-    return ModelError("safetensors file '" + path + "': " + why);
-  };
+namespace {
 
-  // Names without the optional "transformer." prefix.
-  std::unordered_map<std::string, const safetensors::TensorInfo*> named;
+// Reading a GPT-2 safetensors file, in steps; each error names the file.
+using NamedTensors = std::unordered_map<std::string, const safetensors::TensorInfo*>;
+
+ModelError file_error(const std::string& path, const std::string& why) {
+  return ModelError("safetensors file '" + path + "': " + why);
+}
+
+// The file's tensors by name, without the optional "transformer." prefix.
+NamedTensors tensors_by_name(const safetensors::File& file, const std::string& path) {
+  NamedTensors named;
   for (const auto& t : file.tensors()) {
     std::string name = t.name;
     if (name.rfind("transformer.", 0) == 0) name = name.substr(12);
     if (!named.emplace(name, &t).second) {
-      throw fail("tensor '" + name + "' appears twice (with and without 'transformer.')");
+      throw file_error(path, "tensor '" + name + "' appears twice (with and without 'transformer.')");
     }
   }
-  auto need = [&](const std::string& name) -> const safetensors::TensorInfo& {
-    auto it = named.find(name);
-    if (it == named.end()) throw fail("missing tensor '" + name + "'");
-    return *it->second;
-  };
+  return named;
+}
 
-  // The config, from the shapes.
-  const auto& wte = need("wte.weight");
-  if (wte.shape.size() != 2) {
-    throw fail("tensor 'wte.weight': wrong shape " + safetensors::shape_string(wte.shape) +
-               ", expected [vocab, d_model]");
-  }
-  const auto& wpe = need("wpe.weight");
-  if (wpe.shape.size() != 2 || wpe.shape[1] != wte.shape[1]) {
-    throw fail("tensor 'wpe.weight': wrong shape " + safetensors::shape_string(wpe.shape) +
-               ", expected [n_ctx, " + std::to_string(wte.shape[1]) + "]");
-  }
+const safetensors::TensorInfo& need(const NamedTensors& named, const std::string& name,
+                                    const std::string& path) {
+  auto it = named.find(name);
+  if (it == named.end()) throw file_error(path, "missing tensor '" + name + "'");
+  return *it->second;
+}
+
+// One more than the highest block index i of a tensor named "h.<i>.*" (0 if none).
+int64_t block_count(const NamedTensors& named) {
   int64_t n_layer = 0;
   for (const auto& [name, info] : named) {
     if (name.rfind("h.", 0) != 0) continue;
@@ -437,37 +445,57 @@ Model Model::load_safetensors(const std::string& path) {
     }
     if (p > 2 && p < name.size() && name[p] == '.') n_layer = std::max(n_layer, i + 1);
   }
-  if (n_layer == 0) throw fail("missing tensor 'h.0.ln_1.weight' (no transformer blocks h.*)");
-  const int64_t d_model = wte.shape[1];
-  int64_t n_head = 0;
-  const auto& meta = file.metadata();
-  auto meta_it = meta.find("n_head");
-  if (meta_it != meta.end()) {
-    try {
-      size_t used = 0;
-      n_head = std::stoll(meta_it->second, &used);
-      if (used != meta_it->second.size()) n_head = 0;
-    } catch (const std::exception&) {
-      n_head = 0;
-    }
-    if (n_head <= 0 || d_model % n_head != 0) {
-      throw fail("__metadata__ n_head '" + meta_it->second + "' is not a divisor of d_model " +
-                 std::to_string(d_model));
-    }
-  } else if (d_model == 768) {
-    n_head = 12;
-  } else if (d_model % 64 == 0) {
-    n_head = d_model / 64;
-  } else {
-    throw fail("cannot tell n_head for d_model " + std::to_string(d_model) +
-               ": add __metadata__ {\"n_head\": \"...\"}");
+  return n_layer;
+}
+
+// The number of heads: __metadata__'s "n_head" if present, else GPT-2's 64-wide heads.
+int64_t head_count(const std::map<std::string, std::string>& meta, int64_t d_model,
+                   const std::string& path) {
+  auto it = meta.find("n_head");
+  if (it == meta.end()) {
+    if (d_model == 768) return 12;
+    if (d_model % 64 == 0) return d_model / 64;
+    throw file_error(path, "cannot tell n_head for d_model " + std::to_string(d_model) +
+                               ": add __metadata__ {\"n_head\": \"...\"}");
   }
+  int64_t n_head = 0;
+  try {
+    size_t used = 0;
+    n_head = std::stoll(it->second, &used);
+    if (used != it->second.size()) n_head = 0;
+  } catch (const std::exception&) {
+    n_head = 0;
+  }
+  if (n_head <= 0 || d_model % n_head != 0) {
+    throw file_error(path, "__metadata__ n_head '" + it->second + "' is not a divisor of d_model " +
+                               std::to_string(d_model));
+  }
+  return n_head;
+}
+
+// The config, from the shapes of wte and wpe, the block names and the metadata.
+Config config_from_file(const NamedTensors& named, const safetensors::File& file,
+                        const std::string& path) {
+  const auto& wte = need(named, "wte.weight", path);
+  if (wte.shape.size() != 2) {
+    throw file_error(path, "tensor 'wte.weight': wrong shape " + safetensors::shape_string(wte.shape) +
+                               ", expected [vocab, d_model]");
+  }
+  const auto& wpe = need(named, "wpe.weight", path);
+  if (wpe.shape.size() != 2 || wpe.shape[1] != wte.shape[1]) {
+    throw file_error(path, "tensor 'wpe.weight': wrong shape " + safetensors::shape_string(wpe.shape) +
+                               ", expected [n_ctx, " + std::to_string(wte.shape[1]) + "]");
+  }
+  const int64_t n_layer = block_count(named);
+  if (n_layer == 0) throw file_error(path, "missing tensor 'h.0.ln_1.weight' (no transformer blocks h.*)");
+  const int64_t d_model = wte.shape[1];
+  const int64_t n_head = head_count(file.metadata(), d_model, path);
   const int64_t too_big = int64_t{1} << 30;
   if (wte.shape[0] >= too_big || d_model >= too_big || wpe.shape[0] >= too_big) {
-    throw fail("implausibly large shapes in wte.weight / wpe.weight");
+    throw file_error(path, "implausibly large shapes in wte.weight / wpe.weight");
   }
   if (n_layer > 10000) {
-    throw fail("implausible block index h." + std::to_string(n_layer - 1) + " (over 10000 blocks)");
+    throw file_error(path, "implausible block index h." + std::to_string(n_layer - 1) + " (over 10000 blocks)");
   }
   Config config;
   config.n_layer = static_cast<int>(n_layer);
@@ -476,57 +504,61 @@ Model Model::load_safetensors(const std::string& path) {
   config.d_model = static_cast<int>(d_model);
   config.n_ctx = static_cast<int>(wpe.shape[0]);
   config.vocab = static_cast<int>(wte.shape[0]);
+  return config;
+}
+
+// Each spec's tensor in the file, checked for shape and dtype.
+std::vector<const safetensors::TensorInfo*> file_tensors(const std::vector<TensorSpec>& specs,
+                                                         const NamedTensors& named,
+                                                         const std::string& path) {
+  std::vector<const safetensors::TensorInfo*> info(specs.size());
+  for (const TensorSpec& spec : specs) {
+    const auto& t = need(named, spec.name, path);
+    if (t.shape != spec.shape) {
+      throw file_error(path, "tensor '" + t.name + "': wrong shape " + safetensors::shape_string(t.shape) +
+                                 ", expected " + safetensors::shape_string(spec.shape));
+    }
+    if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16") {
+      throw file_error(path, "tensor '" + t.name + "': unsupported dtype '" + t.dtype +
+                                 "' (supported: F32, F16, BF16)");
+    }
+    info[spec.id] = &t;
+  }
+  return info;
+}
+
+// A tensor is used in place, in the mapped file, when it is F32, aligned and not wte
+// (whose transposed copy the logits read); the others are converted into the arena.
+bool used_in_place(const TensorSpec& spec, const safetensors::TensorInfo& t) {
+  return spec.id != 0 && t.dtype == "F32" && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+}
+
+}  // namespace
+
+Model Model::load_safetensors(const std::string& path) {
+  safetensors::File file = safetensors::File::open(path);
+  const NamedTensors named = tensors_by_name(file, path);
+  const Config config = config_from_file(named, file, path);
   std::vector<TensorSpec> specs;
   try {
     specs = tensor_specs(config);
   } catch (const ModelError& e) {
-    throw fail(e.what());
+    throw file_error(path, e.what());
   }
+  const std::vector<const safetensors::TensorInfo*> info = file_tensors(specs, named, path);
 
-  // Check every tensor, and decide which are used in place and which are copied.
-  std::vector<const safetensors::TensorInfo*> info(specs.size());
+  auto impl = std::make_unique<Impl>(config);
   std::vector<int> copied;
   for (const TensorSpec& spec : specs) {
-    const auto& t = need(spec.name);
-    if (t.shape != spec.shape) {
-      throw fail("tensor '" + t.name + "': wrong shape " + safetensors::shape_string(t.shape) + ", expected " +
-                 safetensors::shape_string(spec.shape));
-    }
-    if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16") {
-      throw fail("tensor '" + t.name + "': unsupported dtype '" + t.dtype +
-                 "' (supported: F32, F16, BF16)");
-    }
-    info[spec.id] = &t;
-    const bool in_place = spec.id != 0 && t.dtype == "F32" &&
-                          reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
-    if (!in_place) copied.push_back(spec.id);
-  }
-
-  auto impl = std::make_unique<Impl>();
-  impl->config = config;
-  impl->work = std::make_unique<WorkCounters>(config.n_layer);
-  impl->pool = std::make_unique<ThreadPool>(default_thread_count());
-  impl->w.layers.resize(static_cast<size_t>(config.n_layer));
-  std::vector<size_t> offset(specs.size());
-  size_t total = 0;
-  for (int id : copied) {
-    offset[id] = total;
-    total += round_up16(stored_floats(specs[id]));
-  }
-  impl->arena = Arena(total);
-  impl->arena.prefault(*impl->pool);
-  float* base = impl->arena.data();
-  std::vector<bool> is_copied(specs.size(), false);
-  for (int id : copied) {
-    is_copied[id] = true;
-    impl->w.set(specs[id], base + offset[id], is_matrix(specs[id]));
-  }
-  for (const TensorSpec& spec : specs) {  // the rest: F32 in the mapped file, row-major
-    if (!is_copied[spec.id])
+    if (used_in_place(spec, *info[spec.id])) {  // F32 in the mapped file, row-major
       impl->w.set(spec, reinterpret_cast<const float*>(info[spec.id]->data), false);
+    } else {
+      copied.push_back(spec.id);
+    }
   }
+  const std::vector<size_t> offset = impl->place_in_arena(specs, copied);
   fill(
-      specs, copied, offset, base,
+      specs, copied, offset, impl->arena.data(),
       [&info](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
         const safetensors::TensorInfo& t = *info[spec.id];
         for (uint64_t i = begin; i < end; ++i) out[i - begin] = read_element(t.data, t.dtype, i);
