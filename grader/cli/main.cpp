@@ -456,6 +456,45 @@ int parse_command_line(int argc, char** argv, Cli& cli) {
   return -1;
 }
 
+// The rest of `run` from the command line (the runner, fresh cases, the sandbox, the
+// style); -1 to go on, else the exit status, the error said.
+int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output, Run& run) {
+  run.options.runner = cli.runner_path;
+  run.options.fixtures_root = cli.fixtures_dir;
+  run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
+  run.options.only_case = cli.only_case;
+  run.options.hidden_root = cli.hidden_dir;
+  if (cli.random_count > 0) {
+    if (!cli.seed_given) cli.seed = clock_seed();
+    run.options.random_replay = random_replay(cli.random_count, cli.seed);
+    // Said first, so that even a run that stops early can be replayed.
+    std::cerr << "grader: " << random_line(cli) << "\n";
+    try {
+      run.options.random_cases = draw_fresh_cases(exe_dir() / "make-fixtures", cli.random_count, cli.seed, todo);
+    } catch (const std::exception& e) {
+      return output.error(e.what());
+    }
+  }
+  std::string sandbox_error;
+  run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
+  if (!sandbox_error.empty()) return output.error(sandbox_error);
+  run.style.color = use_color(cli.format, cli.output_file);
+  const char* no_times = std::getenv("KVCOURSE_NO_TIMES");
+  run.style.times = !cli.no_times && !(no_times && *no_times && std::string(no_times) != "0");
+  return -1;
+}
+
+// --rebuild: builds the runner first; -1 to go on, else the exit status (a compile error
+// reported as the format asks).
+int rebuild_first(const Cli& cli, Output& output) {
+  BuildResult build = run_build(rebuild_command(cli));
+  if (build.ok) return -1;
+  std::string errors = trim_compiler_output(build.output, watch_folders(cli));
+  if (cli.format != "text") return output.compile_error(errors);
+  output.stream() << "The code does not compile. The compiler's first errors:\n\n" << errors;
+  return output.commit() ? kExitFail : kExitUsage;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -492,53 +531,23 @@ int main(int argc, char** argv) {
     for (const Stage& s : stage_table()) todo.push_back(&s);
 
   Run run;
-  run.options.runner = cli.runner_path;
-  run.options.fixtures_root = cli.fixtures_dir;
-  run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
-  run.options.only_case = cli.only_case;
-  run.options.hidden_root = cli.hidden_dir;
-  if (cli.random_count > 0) {
-    if (!cli.seed_given) cli.seed = clock_seed();
-    run.options.random_replay = random_replay(cli.random_count, cli.seed);
-    // Said first, so that even a run that stops early can be replayed.
-    std::cerr << "grader: " << random_line(cli) << "\n";
-    try {
-      run.options.random_cases = draw_fresh_cases(exe_dir() / "make-fixtures", cli.random_count, cli.seed, todo);
-    } catch (const std::exception& e) {
-      return output.error(e.what());
-    }
-  }
-  std::string sandbox_error;
-  run.isolation = prepare_sandbox(cli, run.options, sandbox_error);
-  if (!sandbox_error.empty()) return output.error(sandbox_error);
-  run.style.color = use_color(cli.format, cli.output_file);
-  const char* no_times = std::getenv("KVCOURSE_NO_TIMES");
-  run.style.times = !cli.no_times && !(no_times && *no_times && std::string(no_times) != "0");
-  run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
   run.explicit_runner = explicit_runner;
   run.track_progress = track_progress;
   run.progress_file = progress_file;
+  run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
+  if (int status = prepare_run(cli, todo, output, run); status >= 0) return status;
 
   if (cli.watch) return watch(cli, output, todo.front(), run);
-
-  std::ostream& out = output.stream();
-  if (cli.rebuild) {
-    BuildResult build = run_build(rebuild_command(cli));
-    if (!build.ok) {
-      std::string errors = trim_compiler_output(build.output, watch_folders(cli));
-      if (cli.format != "text") return output.compile_error(errors);
-      out << "The code does not compile. The compiler's first errors:\n\n" << errors;
-      return output.commit() ? kExitFail : kExitUsage;
-    }
-  }
+  if (cli.rebuild)
+    if (int status = rebuild_first(cli, output); status >= 0) return status;
 
   std::vector<StageResult> results;
   try {
-    results = grade_stages(cli, todo, run, progress, out);
+    results = grade_stages(cli, todo, run, progress, output.stream());
   } catch (const std::exception& e) {
     return output.error(e.what());
   }
-  write_results(out, cli, results, run.isolation);
+  write_results(output.stream(), cli, results, run.isolation);
   if (!output.commit()) return kExitUsage;
 
   bool passed = true;

@@ -238,14 +238,15 @@ CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefi
   return {"prefix-reuse", std::move(name), std::move(checks), "run_prefix_reuse", input, finalize};
 }
 
-std::vector<CaseSpec> decode_cases() {
-  std::vector<CaseSpec> cases;
-  // Token ids are GPT-2's; the weights are synthetic, so they only need to be valid ids.
-  const std::vector<int> quick = {
-      464, 2068, 7586,  21831, 18045,
-      625, 262,  16931, 3290,  13};  // "The quick brown fox jumps over the lazy dog."
+namespace {
 
-  // ---- stage one-token
+// Token ids are GPT-2's; the weights are synthetic, so they only need to be valid ids.
+const std::vector<int> quick = {
+    464, 2068, 7586,  21831, 18045,
+    625, 262,  16931, 3290,  13};  // "The quick brown fox jumps over the lazy dog."
+
+std::vector<CaseSpec> one_token_cases() {
+  std::vector<CaseSpec> cases;
   cases.push_back(attend_one_case("01-attend-one-position",
                                   "With a single cached position every head gives it weight 1, so "
                                   "the output is that position's value row.",
@@ -273,8 +274,11 @@ std::vector<CaseSpec> decode_cases() {
                               "Nine steps: each new token is at position = cache length and "
                               "attends over every cached position of its layer.",
                               {464, 3290, 318, 257, 3290, 13, 383, 3290, 318}));
+  return cases;
+}
 
-  // ---- stage prefill
+std::vector<CaseSpec> prefill_cases() {
+  std::vector<CaseSpec> cases;
   cases.push_back(attend_causal_case("01-causal-six-rows",
                                      "Six query rows over six positions: row i gives weight only "
                                      "to positions 0 .. i, including itself.",
@@ -306,8 +310,11 @@ std::vector<CaseSpec> decode_cases() {
       "A second prefill on a cache that already holds 5 positions: its rows are positions 5, "
       "6, 7 and attend to the cached ones too.",
       {{quick.begin(), quick.begin() + 5}, {quick.begin() + 5, quick.begin() + 8}}));
+  return cases;
+}
 
-  // ---- stage prefix-reuse
+std::vector<CaseSpec> prefix_reuse_cases() {
+  std::vector<CaseSpec> cases;
   const std::vector<int> prefix = {464, 2068, 7586, 21831, 18045, 625};
   cases.push_back(reuse_case("01-one-suffix-6-reused",
                              "A 6-token prefix saved once and continued by one token: 6 positions "
@@ -321,6 +328,16 @@ std::vector<CaseSpec> decode_cases() {
                              "The same suffix continued twice from one saved 8-token prefix gives "
                              "identical results: 16 positions reused.",
                              {464, 3290, 318, 257, 3290, 13, 383, 3290}, {{318, 922}, {318, 922}}));
+  return cases;
+}
+
+}  // namespace
+
+// The committed cases of stages one-token, prefill and prefix-reuse, in that order.
+std::vector<CaseSpec> decode_cases() {
+  std::vector<CaseSpec> cases;
+  for (auto stage_cases : {one_token_cases, prefill_cases, prefix_reuse_cases})
+    for (CaseSpec& c : stage_cases()) cases.push_back(std::move(c));
   return cases;
 }
 

@@ -285,6 +285,81 @@ std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& ex
   return {m};
 }
 
+namespace {
+
+// What the rows of a digest comparison show: how many differ, the first, and over the
+// sampled values of the differing rows, the largest differences.
+struct DigestStats {
+  int64_t bad_rows = 0, first = -1;
+  double max_abs = 0, max_rel = 0, max_expected = 0;
+  int64_t sample_mismatches = 0;
+};
+
+DigestStats digest_stats(const Digest& e, const Tensor& actual, const std::vector<bool>& ok) {
+  DigestStats st;
+  for (size_t r = 0; r < ok.size(); ++r) {
+    for (size_t i = 0; i < e.sample_index.size(); ++i)
+      st.max_expected = std::max(st.max_expected, std::fabs(double(e.samples[r][i])));
+    if (ok[r]) continue;
+    ++st.bad_rows;
+    if (st.first < 0) st.first = int64_t(r);
+    for (size_t i = 0; i < e.sample_index.size(); ++i) {
+      float x = e.samples[r][i], y = actual.data[r * size_t(e.row_size) + size_t(e.sample_index[i])];
+      if (same(x, y)) continue;
+      ++st.sample_mismatches;
+      double diff = std::isnan(y) ? INFINITY : std::fabs(double(x) - double(y));
+      st.max_abs = std::max(st.max_abs, diff);
+      double scale = std::max(std::fabs(double(x)), std::fabs(double(y)));
+      if (scale > 0) st.max_rel = std::max(st.max_rel, diff / scale);
+    }
+  }
+  return st;
+}
+
+// The first differing row's sampled values: where they differ (up to 8), and the first
+// three whatever they are; the rest of the row is known only through its digest.
+std::string first_row_samples(const Digest& e, const Tensor& actual, const Tensor& shape_only, int64_t first) {
+  const size_t row0 = size_t(first) * size_t(e.row_size);
+  std::ostringstream detail;
+  int shown = 0;
+  for (size_t i = 0; i < e.sample_index.size(); ++i) {
+    float x = e.samples[size_t(first)][i], y = actual.data[row0 + size_t(e.sample_index[i])];
+    if (!same(x, y) || shown < 3) {
+      if (shown < 8)
+        detail << (same(x, y) ? "  ok  " : "  BAD ") << coordinates(shape_only, int64_t(row0) + e.sample_index[i])
+               << ": expected " << format_float(x, y) << ", got " << format_float(y, x) << "\n";
+      ++shown;
+    }
+  }
+  return detail.str();
+}
+
+// The index of the largest value of row `row` (the first, on ties).
+int64_t row_argmax(const Tensor& actual, int64_t row, int64_t row_size) {
+  const size_t row0 = size_t(row) * size_t(row_size);
+  int64_t best = 0;
+  for (int64_t i = 1; i < row_size; ++i)
+    if (actual.data[row0 + size_t(i)] > actual.data[row0 + size_t(best)]) best = i;
+  return best;
+}
+
+// {"axis": index, ...} of a row: the coordinates of its first element but the last.
+json row_coordinates(const Tensor& shape_only, int64_t row, int64_t row_size) {
+  const std::vector<int64_t>& shape = shape_only.shape;
+  int64_t flat = row * row_size;
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % std::max<int64_t>(1, shape[d]);
+    flat /= std::max<int64_t>(1, shape[d]);
+  }
+  json coords = json::object();
+  for (size_t d = 0; d + 1 < idx.size(); ++d)
+    coords[d < shape_only.axes.size() ? shape_only.axes[d] : "d" + std::to_string(d)] = idx[d];
+  return coords;
+}
+
+}  // namespace
+
 std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, const Tensor& actual) {
   Mismatch m;
   m.path = path;
@@ -298,57 +373,25 @@ std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, c
   shape_only.axes = e.axes;
   if (shape_only.axes.empty() && !actual.axes.empty()) shape_only.axes = actual.axes;
   const std::vector<bool> ok = rows_matching(e, actual);
-  int64_t bad_rows = 0, first = -1;
-  double max_abs = 0, max_rel = 0, max_expected = 0;
-  int64_t sample_mismatches = 0;
-  for (size_t r = 0; r < ok.size(); ++r) {
-    for (size_t i = 0; i < e.sample_index.size(); ++i)
-      max_expected = std::max(max_expected, std::fabs(double(e.samples[r][i])));
-    if (ok[r]) continue;
-    ++bad_rows;
-    if (first < 0) first = int64_t(r);
-    for (size_t i = 0; i < e.sample_index.size(); ++i) {
-      float x = e.samples[r][i], y = actual.data[r * size_t(e.row_size) + size_t(e.sample_index[i])];
-      if (same(x, y)) continue;
-      ++sample_mismatches;
-      double diff = std::isnan(y) ? INFINITY : std::fabs(double(x) - double(y));
-      max_abs = std::max(max_abs, diff);
-      double scale = std::max(std::fabs(double(x)), std::fabs(double(y)));
-      if (scale > 0) max_rel = std::max(max_rel, diff / scale);
-    }
-  }
-  if (bad_rows == 0) return {};
-  const size_t row0 = size_t(first) * size_t(e.row_size);
+  const DigestStats st = digest_stats(e, actual, ok);
+  if (st.bad_rows == 0) return {};
+  const size_t first = size_t(st.first);
   std::ostringstream summary, detail;
   if (e.shape.size() == 1) {
     summary << "the " << e.row_size << " values differ (digest)";
   } else {
-    const std::string at = coordinates(shape_only, int64_t(row0));
-    summary << bad_rows << " of " << ok.size() << " rows of " << e.row_size << " values differ; first at "
+    const std::string at = coordinates(shape_only, st.first * e.row_size);
+    summary << st.bad_rows << " of " << ok.size() << " rows of " << e.row_size << " values differ; first at "
             << at.substr(0, at.rfind(','));
   }
-  // Where the row's sampled values differ, show them; the rest of the row is known only
-  // through its digest.
-  int shown = 0;
-  for (size_t i = 0; i < e.sample_index.size(); ++i) {
-    float x = e.samples[size_t(first)][i], y = actual.data[row0 + size_t(e.sample_index[i])];
-    if (!same(x, y) || shown < 3) {
-      if (shown < 8)
-        detail << (same(x, y) ? "  ok  " : "  BAD ") << coordinates(shape_only, int64_t(row0) + e.sample_index[i])
-               << ": expected " << format_float(x, y) << ", got " << format_float(y, x) << "\n";
-      ++shown;
-    }
-  }
-  int64_t actual_argmax = -1;
+  detail << first_row_samples(e, actual, shape_only, st.first);
+  const int64_t actual_argmax = e.argmax.empty() ? -1 : row_argmax(actual, st.first, e.row_size);
   if (!e.argmax.empty()) {
-    actual_argmax = 0;
-    for (int64_t i = 1; i < e.row_size; ++i)
-      if (actual.data[row0 + size_t(i)] > actual.data[row0 + size_t(actual_argmax)]) actual_argmax = i;
-    detail << "  largest value at index " << e.argmax[size_t(first)] << " expected, at " << actual_argmax
-           << (actual_argmax == e.argmax[size_t(first)] ? " (same)" : " (differs)") << "\n";
+    detail << "  largest value at index " << e.argmax[first] << " expected, at " << actual_argmax
+           << (actual_argmax == e.argmax[first] ? " (same)" : " (differs)") << "\n";
   }
-  if (sample_mismatches > 0) {
-    summary << "; sampled values: max |diff| " << max_abs;
+  if (st.sample_mismatches > 0) {
+    summary << "; sampled values: max |diff| " << st.max_abs;
   } else {
     summary << "; the sampled values agree, other values of the row differ";
     detail << "  (the fixture keeps a digest of every row and " << e.sample_index.size()
@@ -356,33 +399,22 @@ std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, c
   }
   m.summary = summary.str();
   m.detail = detail.str();
-  json first_coords = json::object();
-  {
-    int64_t flat = int64_t(row0);
-    std::vector<int64_t> idx(e.shape.size());
-    for (size_t d = e.shape.size(); d-- > 0;) {
-      idx[d] = flat % std::max<int64_t>(1, e.shape[d]);
-      flat /= std::max<int64_t>(1, e.shape[d]);
-    }
-    for (size_t d = 0; d + 1 < idx.size(); ++d)
-      first_coords[d < shape_only.axes.size() ? shape_only.axes[d] : "d" + std::to_string(d)] = idx[d];
-  }
   json differing = json::array();
   for (size_t r = 0; r < ok.size(); ++r)
     if (!ok[r]) differing.push_back(r);
   m.data = {{"path", path},
             {"summary", m.summary},
             {"kind", "digest"},
-            {"rows_differing", bad_rows},
+            {"rows_differing", st.bad_rows},
             {"rows", ok.size()},
             {"differing_rows", differing},
-            {"first_row", first_coords},
-            {"sampled_mismatches", sample_mismatches},
-            {"max_abs_diff", std::isinf(max_abs) ? json("inf") : json(max_abs)},
-            {"max_rel_diff", std::isinf(max_rel) ? json("inf") : json(max_rel)},
-            {"max_abs_expected", max_expected}};
+            {"first_row", row_coordinates(shape_only, st.first, e.row_size)},
+            {"sampled_mismatches", st.sample_mismatches},
+            {"max_abs_diff", std::isinf(st.max_abs) ? json("inf") : json(st.max_abs)},
+            {"max_rel_diff", std::isinf(st.max_rel) ? json("inf") : json(st.max_rel)},
+            {"max_abs_expected", st.max_expected}};
   if (!e.argmax.empty()) {
-    m.data["expected_argmax"] = e.argmax[size_t(first)];
+    m.data["expected_argmax"] = e.argmax[first];
     m.data["actual_argmax"] = actual_argmax;
   }
   return {m};
