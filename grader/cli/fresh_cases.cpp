@@ -1,16 +1,12 @@
 #include "cli/fresh_cases.hpp"
 
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <csignal>
-#include <cstring>
 #include <stdexcept>
 
 #include "judge/inputs.hpp"
+#include "sandbox/process.hpp"
 
 namespace course {
 
@@ -22,52 +18,17 @@ namespace {
 // standard output (at most kMaxFreshCasesBytes). Throws std::runtime_error when it cannot
 // start, prints more, or does not exit 0.
 std::string run_capturing(const std::vector<std::string>& args) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    ::dup2(out[1], 1);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  bool too_much = false;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (text.size() + size_t(n) > kMaxFreshCasesBytes) {
-      too_much = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    text.append(buf, size_t(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (too_much)
+  const Captured c = capture_output(args, kMaxFreshCasesBytes, std::chrono::milliseconds(0), false);
+  if (!c.started) throw std::runtime_error("cannot start " + args[0] + " (no pipe or no fork)");
+  if (c.too_much)
     throw std::runtime_error(args[0] + " printed more than " + std::to_string(kMaxFreshCasesBytes >> 20) +
                              " MiB of cases");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0)
     throw std::runtime_error(args[0] + " could not draw the cases (" +
-                             (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                                : "killed by signal " + std::to_string(WTERMSIG(status))) +
+                             (WIFEXITED(c.status) ? "exit status " + std::to_string(WEXITSTATUS(c.status))
+                                                  : "killed by signal " + std::to_string(WTERMSIG(c.status))) +
                              "; its messages are above)");
-  return text;
+  return c.output;
 }
 
 // Each line of `text` a fixture of one of `stages`, checked as a committed one would be.

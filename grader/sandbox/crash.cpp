@@ -1,11 +1,5 @@
 #include "sandbox/crash.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -13,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "sandbox/process.hpp"
 #include "wire/crash_record.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR
@@ -26,49 +21,11 @@ namespace {
 constexpr int kSymbolizeMillis = 5000;
 constexpr size_t kMaxSymbolizerOutput = 256 * 1024;
 
-// Runs argv (no shell) and returns its standard output; empty when it fails or takes
-// longer than `millis`.
+// Runs argv (no shell) and returns its standard output (up to the limit); empty when it
+// cannot start or takes longer than `millis`.
 std::string run_and_read(const std::vector<std::string>& args, int millis) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return "";
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return "";
-  }
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 2);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(millis);
-  bool timed_out = false;
-  while (text.size() < kMaxSymbolizerOutput) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd pfd{out[0], POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&pfd, 1, int(left.count())) <= 0) {
-      timed_out = true;
-      break;
-    }
-    char buf[8192];
-    ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n <= 0) break;
-    text.append(buf, size_t(n));
-  }
-  ::close(out[0]);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return timed_out ? "" : text;
+  const Captured c = capture_output(args, kMaxSymbolizerOutput, std::chrono::milliseconds(millis), true);
+  return c.timed_out ? "" : c.output;
 }
 
 // The addresses to ask about: a return address points after its call, so one byte back

@@ -201,6 +201,96 @@ Exchange::Outcome RunnerProcess::take_answer(MessageReader& reader, uint64_t id,
   return Exchange::Outcome::response;
 }
 
+Captured capture_output(const std::vector<std::string>& args, size_t max_bytes,
+                        std::chrono::milliseconds timeout, bool quiet) {
+  using clock = std::chrono::steady_clock;
+  Captured c;
+  int out[2];
+  if (args.empty() || ::pipe2(out, O_CLOEXEC) != 0) return c;
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return c;
+  }
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(out[1], 1);
+    if (quiet) ::dup2(devnull, 2);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  c.started = true;
+  ::close(out[1]);
+  const auto deadline = clock::now() + timeout;
+  char buf[65536];
+  while (true) {
+    int wait_ms = -1;
+    if (timeout.count() > 0) {
+      wait_ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count());
+      if (wait_ms <= 0) {
+        c.timed_out = true;
+        break;
+      }
+    }
+    pollfd pfd{out[0], POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      c.timed_out = ready == 0;
+      break;
+    }
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (c.output.size() + size_t(n) > max_bytes) {
+      c.too_much = true;
+      break;
+    }
+    c.output.append(buf, size_t(n));
+  }
+  ::close(out[0]);
+  if (c.too_much || c.timed_out) ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &c.status, 0) < 0 && errno == EINTR) {
+  }
+  return c;
+}
+
+// One wait on the runner: for its answer, its output and, while the request is not all
+// written, room to write more of it (written at once). What is ready to read.
+RunnerProcess::Ready RunnerProcess::wait_and_send(const std::string& frame, size_t& sent, bool output_open,
+                                                  int wait_ms) {
+  pollfd fds[3];
+  int nfds = 0;
+  fds[nfds++] = {response_fd_, POLLIN, 0};
+  int out_index = -1, req_index = -1;
+  if (output_open) {
+    out_index = nfds;
+    fds[nfds++] = {output_fd_, POLLIN, 0};
+  }
+  if (sent < frame.size()) {
+    req_index = nfds;
+    fds[nfds++] = {request_fd_, POLLOUT, 0};
+  }
+  if (::poll(fds, nfds, wait_ms) < 0) {
+    if (errno == EINTR) return {};
+    throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+  }
+  if (req_index >= 0 && (fds[req_index].revents & (POLLOUT | POLLERR | POLLHUP))) {
+    ssize_t w = ::write(request_fd_, frame.data() + sent, frame.size() - sent);
+    if (w > 0) sent += size_t(w);
+    else if (w < 0 && errno != EAGAIN && errno != EINTR) sent = frame.size();  // child gone; EOF tells
+  }
+  Ready ready;
+  ready.output = out_index >= 0 && (fds[out_index].revents & (POLLIN | POLLHUP));
+  ready.answer = fds[0].revents & (POLLIN | POLLHUP | POLLERR);
+  return ready;
+}
+
 Exchange RunnerProcess::exchange(const std::string& request, std::chrono::milliseconds timeout,
                                  size_t max_answer_bytes) {
   using clock = std::chrono::steady_clock;
@@ -237,31 +327,10 @@ Exchange RunnerProcess::exchange(const std::string& request, std::chrono::millis
   while (true) {
     auto now = clock::now();
     if (now >= deadline) return finish(Exchange::Outcome::timeout);
-    pollfd fds[3];
-    int nfds = 0;
-    fds[nfds++] = {response_fd_, POLLIN, 0};
-    int out_index = -1, req_index = -1;
-    if (output_open) {
-      out_index = nfds;
-      fds[nfds++] = {output_fd_, POLLIN, 0};
-    }
-    if (sent < frame.size()) {
-      req_index = nfds;
-      fds[nfds++] = {request_fd_, POLLOUT, 0};
-    }
     int wait_ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
-    int rc = ::poll(fds, nfds, wait_ms);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
-    }
-    if (req_index >= 0 && (fds[req_index].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = ::write(request_fd_, frame.data() + sent, frame.size() - sent);
-      if (w > 0) sent += size_t(w);
-      else if (w < 0 && errno != EAGAIN && errno != EINTR) sent = frame.size();  // child gone; EOF below tells
-    }
-    if (out_index >= 0 && (fds[out_index].revents & (POLLIN | POLLHUP))) drain_output();
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    const Ready ready = wait_and_send(frame, sent, output_open, wait_ms);
+    if (ready.output) drain_output();
+    if (!ready.answer) continue;
     char buf[1 << 16];
     ssize_t r = ::read(response_fd_, buf, sizeof buf);
     if (r > 0) {

@@ -9,11 +9,27 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sandbox/sandbox.hpp"
 #include "wire/protocol.hpp"
 
 namespace course {
+
+// A trusted helper program run to completion (make-fixtures, addr2line): never a runner.
+struct Captured {
+  bool started = false;    // the pipe and the fork worked
+  bool too_much = false;   // it printed more than allowed, and was killed
+  bool timed_out = false;  // it was still running at the deadline, and was killed
+  int status = 0;          // its wait status, once started
+  std::string output;      // its standard output, up to the limit
+};
+
+// Runs args[0] (searched on PATH when it has no '/') with args, no shell, its stdin
+// /dev/null, its stderr the grader's or, with quiet, /dev/null. Reads its standard output,
+// at most max_bytes of it, for at most `timeout` (zero: no limit).
+Captured capture_output(const std::vector<std::string>& args, size_t max_bytes,
+                        std::chrono::milliseconds timeout, bool quiet);
 
 struct Exchange {
   enum class Outcome {
@@ -60,6 +76,11 @@ class RunnerProcess {
   void forget();
   std::string collect_death(const std::string& output);
   Exchange::Outcome take_answer(MessageReader& reader, uint64_t id, Exchange& ex);
+  struct Ready {
+    bool output = false;  // the runner's output has bytes (or closed)
+    bool answer = false;  // the answer channel has bytes (or closed)
+  };
+  Ready wait_and_send(const std::string& frame, size_t& sent, bool output_open, int wait_ms);
 
   std::string executable_;
   sandbox::Config config_;
