@@ -104,8 +104,9 @@ void expect_gradescope_shape(const json& j) {
     EXPECT_TRUE(t["status"] == "passed" || t["status"] == "failed") << t;
     // Hidden cases: shown to the student once the grades are published, input never.
     EXPECT_EQ(t["visibility"], is_hidden(t) ? "after_published" : "visible") << t["name"];
-    if (is_hidden(t) && t["status"] == "failed")
+    if (is_hidden(t) && t["status"] == "failed") {
       EXPECT_TRUE(has(t["output"], "input:  not shown (a hidden case)")) << t["output"];
+    }
   }
 }
 
@@ -116,7 +117,9 @@ void expect_exercism_hidden(const json& j) {
     if (!is_hidden(t)) continue;
     ++hidden;
     EXPECT_EQ(t["test_code"], "checks: not shown (a hidden case)\ninput: not shown (a hidden case)") << t;
-    if (t.contains("message")) EXPECT_TRUE(has(t["message"], "not shown (a hidden case)")) << t;
+    if (t.contains("message")) {
+      EXPECT_TRUE(has(t["message"], "not shown (a hidden case)")) << t;
+    }
   }
   EXPECT_EQ(hidden, hidden_cases());
 }
