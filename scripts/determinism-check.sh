@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Determinism check, part (c) of model/DETERMINISM.md: the logits of GPT-2 small
 # (synthetic weights) must have the same bits whatever the compiler, the optimisation
-# level, the vector instructions and the thread count.
+# level, the vector instructions and the thread count; and so must the graded results of
+# the reference solution, whoever compiles it.
 #
-# Builds only the kvc target, four ways:
+# Builds kvc three ways:
 #   clang     the `clang` CMake preset (clang++, RelWithDebInfo -O2, build-clang/)
-#   gcc -O0   build-det-gcc-O0/
-#   gcc -O3   build-det-gcc-O3/
-#   gcc -O3 -march=x86-64-v4      build-det-gcc-avx512/, only if this CPU has AVX-512
-# and also uses the default preset's build/bin/kvc (GCC -O2) if it exists. It runs
-# `kvc digest --synthetic --seed 1 --tokens <prompt>` with each, with 1 and 2 threads,
-# by forward() and by a cached one-token-at-a-time decode (--decode), then the gcc -O3 build
-# again with the kernels' narrower vector paths (--vector-path sse2, and avx2 where the CPU
-# has it), and exits 1 unless every digest is the same. (The -O0 build is slow: it skips
-# the 1-thread decode.)
+#   gcc -O0   build-det-gcc-O0/, as a learner's debug build: -O0 -D_GLIBCXX_ASSERTIONS
+#   gcc -O3 -march=x86-64-v4      build-det-gcc-O3/, where the CPU has AVX-512 (the
+#             compiler may then vectorise any loop with it); plain -O3 elsewhere
+# and also uses the default preset's build/bin/kvc (GCC -O2, baseline x86-64) if it exists.
+# It runs `kvc digest --synthetic --seed 1 --tokens <prompt>` with each, with 1 and 2
+# threads, by forward() and by a cached one-token-at-a-time decode (--decode), then the
+# gcc -O3 build again with the kernels' narrower vector paths (--vector-path sse2, and avx2
+# where the CPU has it), and fails unless every digest is the same. (The -O0 build is
+# slow: it skips the 1-thread decode.)
+# Then it builds the reference runner (reference/ behind the runner main) with clang and
+# at -O0, and grades each against the committed fixtures with the default build's grader
+# (build/bin/grader, built if missing): the learner's attention loops and the reference's
+# are compiled by whatever compiler builds the runner, and each must pass every case.
 #
 # Usage: scripts/determinism-check.sh        (from anywhere; JOBS=N sets build jobs)
 set -euo pipefail
@@ -28,7 +33,8 @@ fail() {
   exit 1
 }
 
-# build NAME DIR [cmake args...]: configure DIR (unless it is a preset build) and build kvc.
+# build NAME DIR [cmake args...]: configure DIR (unless it is a preset build) and build
+# kvc and the reference runner.
 names=()
 binaries=()
 build() {
@@ -43,7 +49,9 @@ build() {
     cmake -S "$root" -B "$root/$dir" -DBUILD_TESTING=OFF "$@" >"$log" 2>&1 ||
       { tail -n 30 "$log" >&2; fail "configuring $name (log: $log)"; }
   fi
-  cmake --build "$root/$dir" --target kvc -j "$jobs" >>"$log" 2>&1 ||
+  local targets=(kvc)
+  [[ "$name" == clang || "$name" == "gcc -O0" ]] && targets+=(runner-reference)
+  cmake --build "$root/$dir" --target "${targets[@]}" -j "$jobs" >>"$log" 2>&1 ||
     { tail -n 30 "$log" >&2; fail "building $name (log: $log)"; }
   names+=("$name")
   binaries+=("$root/$dir/bin/kvc")
@@ -54,15 +62,17 @@ command -v g++ >/dev/null || fail "g++ not found"
 
 build clang build-clang
 build "gcc -O0" build-det-gcc-O0 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG=-O0
-build "gcc -O3" build-det-gcc-O3 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE=-O3
+  "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -D_GLIBCXX_ASSERTIONS"
+o3="gcc -O3"
+o3_flags=-O3
 if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
-  build "gcc -O3 -march=x86-64-v4" build-det-gcc-avx512 -DCMAKE_CXX_COMPILER=g++ \
-    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -march=x86-64-v4"
+  o3="gcc -O3 -march=x86-64-v4"
+  o3_flags="-O3 -march=x86-64-v4"
 else
-  echo "determinism-check: this CPU has no AVX-512; skipping the -march=x86-64-v4 build"
+  echo "determinism-check: this CPU has no AVX-512: the -O3 build is for baseline x86-64"
 fi
+build "$o3" build-det-gcc-O3 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
+  "-DCMAKE_CXX_FLAGS_RELEASE=$o3_flags"
 if [[ -x "$root/build/bin/kvc" ]]; then
   names+=("default build (gcc -O2)")
   binaries+=("$root/build/bin/kvc")
@@ -100,7 +110,7 @@ for path in "${paths[@]}"; do
   for mode in forward decode; do
     args=(digest --synthetic --seed 1 --tokens "$prompt" --threads 2 --vector-path "$path")
     [[ "$mode" == decode ]] && args+=(--decode)
-    label="gcc -O3, 2 thread(s), $mode, $path"
+    label="$o3, 2 thread(s), $mode, $path"
     digest="$("$root/build-det-gcc-O3/bin/kvc" "${args[@]}")" || fail "kvc failed ($label)"
     printf 'determinism-check: %-48s %s\n' "$label" "$digest"
     count=$((count + 1))
@@ -108,4 +118,28 @@ for path in "${paths[@]}"; do
       fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the vector path"
   done
 done
-echo "determinism-check: passed: $count digests identical ($reference)"
+echo "determinism-check: $count digests identical ($reference)"
+
+# The reference runner, compiled by clang and at -O0, graded against the committed fixtures.
+grader="$root/build/bin/grader"
+if [[ ! -x "$grader" ]]; then
+  echo "determinism-check: building the grader (default preset, build/)"
+  { cmake --preset default && cmake --build --preset default --target grader; } >"$root/build-grader.log" 2>&1 ||
+    { tail -n 30 "$root/build-grader.log" >&2; fail "building the grader (log: $root/build-grader.log)"; }
+fi
+grade() {
+  local label="$1" runner="$2"
+  local out="$root/$3/determinism-grades.json"
+  local start=$SECONDS
+  # The -O0 runner is several times slower than an optimised one: a generous per-case time.
+  if ! "$grader" --runner "$runner" --all --format json --output "$out" --timeout 120 >/dev/null 2>&1; then
+    "$grader" --runner "$runner" --all --timeout 120 2>&1 | tail -n 40 >&2 || true
+    fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
+  fi
+  local cases
+  cases=$(grep -o '"total": *[0-9]*' "$out" | awk -F: '{n += $2} END {print n}')
+  printf 'determinism-check: %-48s passes all %s cases (%d s)\n' "reference runner, $label" "$cases" $((SECONDS - start))
+}
+grade clang "$root/build-clang/bin/runner-reference" build-clang
+grade "gcc -O0 -D_GLIBCXX_ASSERTIONS" "$root/build-det-gcc-O0/bin/runner-reference" build-det-gcc-O0
+echo "determinism-check: passed: $count digests identical ($reference); the reference runner built by clang and at -O0 passes every stage"
