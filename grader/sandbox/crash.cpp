@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "sandbox/process.hpp"
@@ -116,7 +117,9 @@ std::vector<CodeFrame> parse_addr2line(const std::string& text) {
     // "file:line" or "file:line (discriminator 2)"; "??:0" or "??:?" when unknown.
     const size_t colon = line.rfind(':');
     if (colon == std::string::npos) continue;
-    f.file = line.substr(0, colon);
+    // Lexically normal: a build that compiles with relative paths (a compiler cache's
+    // base_dir, say) names "build/tests/../../src/kvcache.cpp".
+    f.file = std::filesystem::path(line.substr(0, colon)).lexically_normal().string();
     f.line = std::atoi(line.c_str() + colon + 1);
     frames.push_back(f);
   }

@@ -21,7 +21,7 @@ CrashSite locate_crash(const std::string& executable, const std::string& record,
 
 struct CodeFrame {
   std::string function;  // demangled, without its parameters
-  std::string file;      // as the debug info names it
+  std::string file;      // as the debug info names it, lexically normal (no "..")
   int line = 0;
 };
 
