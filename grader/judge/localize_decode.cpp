@@ -259,6 +259,15 @@ std::vector<int> ints_of(const json& j) {
   return v;
 }
 
+// Whether the learner's "continued" has one entry per expected continuation; if not, the
+// finding is said in `out` and nothing more is read from them.
+bool same_count_of_continuations(const json& e_cont, const json& a_cont, Lines& out) {
+  if (a_cont.is_array() && a_cont.size() == e_cont.size()) return true;
+  out.push_back("continued: " + std::to_string(e_cont.size()) + " continuations expected, got " + short_json(a_cont, 60) +
+                ". Nothing more is read from them.");
+  return false;
+}
+
 }  // namespace
 
 Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
@@ -290,11 +299,7 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   const json& suffixes = fx.input.value("suffixes", json::array());
   const json& e_cont = fx.expected.value("continued", json::array());
   const json a_cont = actual.is_object() ? actual.value("continued", json()) : json();
-  if (!a_cont.is_array() || a_cont.size() != e_cont.size()) {
-    out.push_back("continued: " + std::to_string(e_cont.size()) + " continuations expected, got " + short_json(a_cont, 60) +
-                  ". Nothing more is read from them.");
-    return out;
-  }
+  if (!same_count_of_continuations(e_cont, a_cont, out)) return out;
   const json& e_rows = fx.expected.value("saved_rows_after_each", json::array());
   const json a_rows = actual.value("saved_rows_after_each", json());
   // The saved cache's rows are read right after each continuation; the continuations'
@@ -386,11 +391,7 @@ Lines localize_generation(const Fixture& fx, const json& actual) {
   const json& suffixes = fx.input.value("suffixes", json::array());
   const json& e_cont = fx.expected.value("continued", json::array());
   const json a_cont = actual.is_object() ? actual.value("continued", json()) : json();
-  if (!a_cont.is_array() || a_cont.size() != e_cont.size()) {
-    out.push_back("continued: " + std::to_string(e_cont.size()) + " continuations expected, got " + short_json(a_cont, 60) +
-                  ". Nothing more is read from them.");
-    return out;
-  }
+  if (!same_count_of_continuations(e_cont, a_cont, out)) return out;
   for (size_t i = 0; i < e_cont.size() && i < suffixes.size(); ++i) {
     const int n = int(ints_of(suffixes[i]).size());
     const std::string who = "Continuation " + std::to_string(i) + " (" + std::to_string(n_prefix) + " prefix + " +
