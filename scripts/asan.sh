@@ -8,7 +8,7 @@
 # runs would cost more than half of this script's time and add no path untrusted input
 # takes (fixture_io_test and inputs_test cover the parsing and checks of fresh cases).
 # The test programs run two at a time (the machine's two cores); each one's output is
-# printed when it fails.
+# printed when it fails. Then the sanitized grader grades one known mistake per stage.
 #   scripts/asan.sh            build the tests below and run them
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,8 +44,39 @@ for t in "${tests[@]}"; do
     failed+=("$t")
   fi
 done
+
+# The grader's judging and diagnosis of wrong answers, under the sanitizers: one known
+# mistake per stage (the default build's runner: the grader is what is checked here) must
+# fail its stage, and the stage must name that mistake and no other.
+mistakes=(kv_swapped shallow_clone missing_scale prefill_no_mask reuse_no_clone crop_keeps_last
+  no_copy_on_write evict_lowest_block batch_positions_from_index generate_feeds_last_token)
+cmake --preset default >/dev/null
+cmake --build --preset default --target "${mistakes[@]/#/runner-buggy-}" >/dev/null
+# identified FILE: the ids in the "identified" list of the stage in the results FILE.
+identified() {
+  awk '/"identified": \[/ { inside = 1; next }
+       inside && /^ *\],?$/ { inside = 0 }
+       inside && /"id":/ { gsub(/[",]/, "", $2); print $2 }' "$1"
+}
+for m in "${mistakes[@]}"; do
+  spec="tests/buggy/$m.mistake"
+  stage=$(sed -n 's/^stage: //p' "$spec")
+  id=$(sed -n 's/^diagnosis: //p' "$spec")
+  status=0
+  build-asan/bin/grader --runner "build/bin/runner-buggy-$m" --stage "$stage" --format json \
+    --output "$logs/$m.json" >"$logs/$m.log" 2>&1 || status=$?
+  named=$(identified "$logs/$m.json" 2>/dev/null | tr '\n' ' ')
+  if [ "$status" = 1 ] && [ "$named" = "$id " ]; then
+    echo "== grader on mistake $m ($stage): fails, names $id"
+  else
+    echo "== grader on mistake $m ($stage): FAILED: exit status $status (1 expected), named: ${named:-nothing} ($id expected)"
+    cat "$logs/$m.log"
+    failed+=("grader on $m")
+  fi
+done
+
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "asan: failed: ${failed[*]}" >&2
   exit 1
 fi
-echo "asan: all ${#tests[@]} test programs pass"
+echo "asan: all ${#tests[@]} test programs pass, and the grader names each of ${#mistakes[@]} mistakes alone"
