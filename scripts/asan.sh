@@ -58,13 +58,22 @@ identified() {
        inside && /^ *\],?$/ { inside = 0 }
        inside && /"id":/ { gsub(/[",]/, "", $2); print $2 }' "$1"
 }
+# grade_mistake M: the sanitized grader on mistake M's runner; its exit status to $logs/M.status.
+grade_mistake() {
+  local status=0
+  build-asan/bin/grader --runner "build/bin/runner-buggy-$1" --stage "$(sed -n 's/^stage: //p' "tests/buggy/$1.mistake")" \
+    --format json --output "$logs/$1.json" >"$logs/$1.log" 2>&1 || status=$?
+  echo "$status" >"$logs/$1.status"
+}
 for m in "${mistakes[@]}"; do
-  spec="tests/buggy/$m.mistake"
-  stage=$(sed -n 's/^stage: //p' "$spec")
-  id=$(sed -n 's/^diagnosis: //p' "$spec")
-  status=0
-  build-asan/bin/grader --runner "build/bin/runner-buggy-$m" --stage "$stage" --format json \
-    --output "$logs/$m.json" >"$logs/$m.log" 2>&1 || status=$?
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+  grade_mistake "$m" &
+done
+wait
+for m in "${mistakes[@]}"; do
+  stage=$(sed -n 's/^stage: //p' "tests/buggy/$m.mistake")
+  id=$(sed -n 's/^diagnosis: //p' "tests/buggy/$m.mistake")
+  status=$(cat "$logs/$m.status")
   named=$(identified "$logs/$m.json" 2>/dev/null | tr '\n' ' ')
   if [ "$status" = 1 ] && [ "$named" = "$id " ]; then
     echo "== grader on mistake $m ($stage): fails, names $id"
