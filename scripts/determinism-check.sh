@@ -6,7 +6,7 @@
 #
 # Builds kvc three ways:
 #   clang     the `clang` CMake preset (clang++, RelWithDebInfo -O2, build-clang/)
-#   gcc -O0   build-det-gcc-O0/, as a learner's debug build: -O0 -D_GLIBCXX_ASSERTIONS
+#   gcc -O0   build-det-gcc-O0/ (-O0 -D_GLIBCXX_ASSERTIONS)
 #   gcc -O3 -march=x86-64-v4      build-det-gcc-O3/, where the CPU has AVX-512 (the
 #             compiler may then vectorise any loop with it); plain -O3 elsewhere
 # and also uses the default preset's build/bin/kvc (GCC -O2, baseline x86-64) if it exists.
@@ -15,10 +15,12 @@
 # gcc -O3 build again with the kernels' narrower vector paths (--vector-path sse2, and avx2
 # where the CPU has it), and fails unless every digest is the same. (The -O0 build is
 # slow: it skips the 1-thread decode.)
-# Then it builds the reference runner (reference/ behind the runner main) with clang and
-# at -O0, and grades each against the committed fixtures with the default build's grader
-# (build/bin/grader, built if missing): the learner's attention loops and the reference's
-# are compiled by whatever compiler builds the runner, and each must pass every case.
+# Then it builds the reference runner (reference/ behind the runner main) twice: with
+# clang, and as a learner's debug build compiles their own files (the reference's files at
+# -O0 -D_GLIBCXX_ASSERTIONS, in the gcc -O3 tree), and grades both against the committed
+# fixtures with the default build's grader (build/bin/grader, built if missing): the
+# learner's attention loops and the reference's are compiled by whatever compiler and flags
+# build the runner, and each runner must pass every case.
 #
 # Usage: scripts/determinism-check.sh        (from anywhere; JOBS=N sets build jobs)
 set -euo pipefail
@@ -50,7 +52,7 @@ build() {
       { tail -n 30 "$log" >&2; fail "configuring $name (log: $log)"; }
   fi
   local targets=(kvc)
-  [[ "$name" == clang || "$name" == "gcc -O0" ]] && targets+=(runner-reference)
+  [[ "$name" == clang || "$name" == "gcc -O3"* ]] && targets+=(runner-reference)
   cmake --build "$root/$dir" --target "${targets[@]}" -j "$jobs" >>"$log" 2>&1 ||
     { tail -n 30 "$log" >&2; fail "building $name (log: $log)"; }
   names+=("$name")
@@ -72,7 +74,7 @@ else
   echo "determinism-check: this CPU has no AVX-512: the -O3 build is for baseline x86-64"
 fi
 build "$o3" build-det-gcc-O3 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
-  "-DCMAKE_CXX_FLAGS_RELEASE=$o3_flags"
+  "-DCMAKE_CXX_FLAGS_RELEASE=$o3_flags" "-DKVCOURSE_RUNNER_SOURCE_OPTIONS=-O0;-g;-D_GLIBCXX_ASSERTIONS"
 if [[ -x "$root/build/bin/kvc" ]]; then
   names+=("default build (gcc -O2)")
   binaries+=("$root/build/bin/kvc")
@@ -120,7 +122,8 @@ for path in "${paths[@]}"; do
 done
 echo "determinism-check: $count digests identical ($reference)"
 
-# The reference runner, compiled by clang and at -O0, graded against the committed fixtures.
+# The reference runner, compiled by clang and learner-style, graded against the committed
+# fixtures.
 grader="$root/build/bin/grader"
 if [[ ! -x "$grader" ]]; then
   echo "determinism-check: building the grader (default preset, build/)"
@@ -131,15 +134,21 @@ grade() {
   local label="$1" runner="$2"
   local out="$root/$3/determinism-grades.json"
   local start=$SECONDS
-  # The -O0 runner is several times slower than an optimised one: a generous per-case time.
-  if ! "$grader" --runner "$runner" --all --format json --output "$out" --timeout 120 >/dev/null 2>&1; then
-    "$grader" --runner "$runner" --all --timeout 120 2>&1 | tail -n 40 >&2 || true
+  if ! "$grader" --runner "$runner" --all --format json --output "$out" --timeout 60 >/dev/null 2>&1; then
+    "$grader" --runner "$runner" --all --timeout 60 2>&1 | tail -n 40 >&2 || true
     fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
   fi
   local cases
   cases=$(grep -o '"total": *[0-9]*' "$out" | awk -F: '{n += $2} END {print n}')
   printf 'determinism-check: %-48s passes all %s cases (%d s)\n' "reference runner, $label" "$cases" $((SECONDS - start))
 }
-grade clang "$root/build-clang/bin/runner-reference" build-clang
-grade "gcc -O0 -D_GLIBCXX_ASSERTIONS" "$root/build-det-gcc-O0/bin/runner-reference" build-det-gcc-O0
-echo "determinism-check: passed: $count digests identical ($reference); the reference runner built by clang and at -O0 passes every stage"
+# Both at once: each grade() runs in its own subshell, where fail ends only that one.
+grade clang "$root/build-clang/bin/runner-reference" build-clang &
+clang_grade=$!
+grade "learner-style (files at gcc -O0)" "$root/build-det-gcc-O3/bin/runner-reference" build-det-gcc-O3 &
+learner_grade=$!
+graded=0
+wait "$clang_grade" || graded=1
+wait "$learner_grade" || graded=1
+[[ $graded == 0 ]] || fail "a reference runner does not pass every case (above)"
+echo "determinism-check: passed: $count digests identical ($reference); the reference runner built by clang and learner-style (its files at -O0) passes every stage"
