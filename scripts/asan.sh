@@ -23,17 +23,24 @@ cmake --build --preset asan --target "${tests[@]}"
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# two_at_a_time FUNCTION ITEM...: FUNCTION ITEM for every item, two at once (the machine's
+# two cores); returns when all have ended.
+two_at_a_time() {
+  local f=$1 item
+  shift
+  for item in "$@"; do
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+    "$f" "$item" &
+  done
+  wait
+}
 # run_one TEST: runs it, its output to $logs/TEST.log, and records its exit status.
 run_one() {
   local status=0
   build-asan/bin/"$1" --gtest_brief=1 >"$logs/$1.log" 2>&1 || status=$?
   echo "$status" >"$logs/$1.status"
 }
-for t in "${tests[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  run_one "$t" &
-done
-wait
+two_at_a_time run_one "${tests[@]}"
 failed=()
 for t in "${tests[@]}"; do
   if [ "$(cat "$logs/$t.status")" = 0 ]; then
@@ -58,21 +65,19 @@ identified() {
        inside && /^ *\],?$/ { inside = 0 }
        inside && /"id":/ { gsub(/[",]/, "", $2); print $2 }' "$1"
 }
+# field KEY M: the value of "KEY: value" in mistake M's file.
+field() { sed -n "s/^$1: //p" "tests/buggy/$2.mistake"; }
 # grade_mistake M: the sanitized grader on mistake M's runner; its exit status to $logs/M.status.
 grade_mistake() {
   local status=0
-  build-asan/bin/grader --runner "build/bin/runner-buggy-$1" --stage "$(sed -n 's/^stage: //p' "tests/buggy/$1.mistake")" \
+  build-asan/bin/grader --runner "build/bin/runner-buggy-$1" --stage "$(field stage "$1")" \
     --format json --output "$logs/$1.json" >"$logs/$1.log" 2>&1 || status=$?
   echo "$status" >"$logs/$1.status"
 }
+two_at_a_time grade_mistake "${mistakes[@]}"
 for m in "${mistakes[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
-  grade_mistake "$m" &
-done
-wait
-for m in "${mistakes[@]}"; do
-  stage=$(sed -n 's/^stage: //p' "tests/buggy/$m.mistake")
-  id=$(sed -n 's/^diagnosis: //p' "tests/buggy/$m.mistake")
+  stage=$(field stage "$m")
+  id=$(field diagnosis "$m")
   status=$(cat "$logs/$m.status")
   named=$(identified "$logs/$m.json" 2>/dev/null | tr '\n' ' ')
   if [ "$status" = 1 ] && [ "$named" = "$id " ]; then
