@@ -18,7 +18,7 @@
 # Then it builds the reference runner (reference/ behind the runner main) twice: with
 # clang, and as a learner's debug build compiles their own files (the reference's files at
 # -O0 -D_GLIBCXX_ASSERTIONS, in the gcc -O3 tree), and grades both against the committed
-# fixtures with the default build's grader (build/bin/grader, built if missing): the
+# fixtures, the hidden set included, with the default build's grader (build/bin/grader, built if missing): the
 # learner's attention loops and the reference's are compiled by whatever compiler and flags
 # build the runner, and each runner must pass every case.
 #
@@ -134,8 +134,9 @@ grade() {
   local label="$1" runner="$2"
   local out="$root/$3/determinism-grades.json"
   local start=$SECONDS
-  if ! "$grader" --runner "$runner" --all --format json --output "$out" --timeout 60 >/dev/null 2>&1; then
-    "$grader" --runner "$runner" --all --timeout 60 2>&1 | tail -n 40 >&2 || true
+  local args=(--runner "$runner" --all --hidden-fixtures "$root/fixtures-hidden" --timeout 60)
+  if ! "$grader" "${args[@]}" --format json --output "$out" >/dev/null 2>&1; then
+    "$grader" "${args[@]}" 2>&1 | tail -n 40 >&2 || true
     fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
   fi
   local cases
