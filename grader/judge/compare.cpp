@@ -182,14 +182,24 @@ std::string short_json(const json& j, size_t max_chars) {
   return s;
 }
 
-std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, const Tensor& a) {
+namespace {
+
+// A tensor of the wrong shape: nothing more is compared.
+Mismatch shape_mismatch(const std::string& path, const std::vector<int64_t>& expected,
+                        const std::vector<int64_t>& actual) {
   Mismatch m;
   m.path = path;
-  if (e.shape != a.shape) {
-    m.summary = "shape " + shape_text(a.shape) + ", expected " + shape_text(e.shape);
-    m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", e.shape}, {"actual_shape", a.shape}};
-    return {m};
-  }
+  m.summary = "shape " + shape_text(actual) + ", expected " + shape_text(expected);
+  m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", expected}, {"actual_shape", actual}};
+  return m;
+}
+
+}  // namespace
+
+std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, const Tensor& a) {
+  if (e.shape != a.shape) return {shape_mismatch(path, e.shape, a.shape)};
+  Mismatch m;
+  m.path = path;
   int64_t count = 0, first = -1;
   double max_abs = 0, max_rel = 0, max_expected = 0;
   for (float x : e.data)
@@ -361,13 +371,9 @@ json row_coordinates(const Tensor& shape_only, int64_t row, int64_t row_size) {
 }  // namespace
 
 std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, const Tensor& actual) {
+  if (e.shape != actual.shape) return {shape_mismatch(path, e.shape, actual.shape)};
   Mismatch m;
   m.path = path;
-  if (e.shape != actual.shape) {
-    m.summary = "shape " + shape_text(actual.shape) + ", expected " + shape_text(e.shape);
-    m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", e.shape}, {"actual_shape", actual.shape}};
-    return {m};
-  }
   Tensor shape_only;  // for coordinates(): the digest's shape and axes
   shape_only.shape = e.shape;
   shape_only.axes = e.axes;
