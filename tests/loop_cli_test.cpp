@@ -40,6 +40,12 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+int count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 // Each verdict in watch mode ends with this footer line.
 constexpr const char* kFooter = "Keys: n next stage";
 
@@ -328,7 +334,14 @@ TEST(watch_cli, keys_hint_list_rerun_next_quit) {
   EXPECT_TRUE(has(w.last_round(), "Press n for stage 2, multi-layer-cache.")) << w.last_round();
 
   w.send("h");
-  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint for stage 1"); }, 10s)) << w.output();
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 1 of 3 for stage 1"); }, 10s)) << w.output();
+  EXPECT_TRUE(has(w.output(), "h the next hint (2 more)")) << w.output();
+  w.send("h");  // on the hint page: the next tier
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 2 of 3 for stage 1"); }, 10s)) << w.output();
+  w.send("v");
+  w.send("h");  // from the verdict: the tier opened last, not a new one
+  ASSERT_TRUE(w.wait_until([&] { return count(w.output(), "Hint 2 of 3 for stage 1") == 2; }, 10s)) << w.output();
+  EXPECT_FALSE(has(w.output(), "Hint 3 of 3")) << w.output();
   w.send("l");
   ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "prefix-reuse"); }, 10s)) << w.output();
   w.send("r");

@@ -101,3 +101,36 @@ TEST(progress, a_fifo_in_the_way_is_refused_without_blocking) {
   ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
   EXPECT_TRUE(Progress::load(dir / "fifo.json").status.empty()) << "read without waiting for a writer";
 }
+
+// How many hint tiers a learner opened is kept beside the verdicts, and shown by the list.
+TEST(progress, hints_opened_round_trip_and_show_in_the_list) {
+  TempDir dir;
+  Progress p;
+  p.status["cache-structure"] = "failing";
+  p.hints_opened["cache-structure"] = 2;
+  ASSERT_TRUE(p.save(dir / "progress.json"));
+  Progress back = Progress::load(dir / "progress.json");
+  EXPECT_EQ(back.hints(*find_stage("cache-structure")), 2);
+  EXPECT_EQ(back.hints(*find_stage("prefill")), 0);
+  std::ostringstream out;
+  print_stage_list(out, back);
+  std::istringstream lines(out.str());
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_NE(first.find("failing  hints 2/3"), std::string::npos) << out.str();
+  EXPECT_EQ(second.find("hints"), std::string::npos) << out.str();
+}
+
+TEST(progress, a_damaged_hint_count_is_forgotten_and_a_large_one_is_capped) {
+  TempDir dir;
+  write_file(dir / "progress.json",
+             R"({"stages": {"prefill": "passed"}, "hints": {"cache-structure": "two", "prefill": 99, "one-token": -1}})");
+  Progress p = Progress::load(dir / "progress.json");
+  EXPECT_EQ(p.state("prefill"), "passed");
+  EXPECT_EQ(p.hints(*find_stage("cache-structure")), 0);
+  EXPECT_EQ(p.hints(*find_stage("one-token")), 0);
+  EXPECT_EQ(p.hints(*find_stage("prefill")), int(find_stage("prefill")->hints.size()));
+  write_file(dir / "progress.json", R"({"stages": {"prefill": "passed"}, "hints": [1]})");
+  EXPECT_EQ(Progress::load(dir / "progress.json").state("prefill"), "passed");
+}

@@ -17,7 +17,7 @@ namespace {
 
 const char* kStage =
     R"({"slug": "cache-structure", "title": "One layer", "folder": "01-cache-structure",)"
-    R"( "files": ["src/kvcache.cpp"], "hint": "Rows are positions."})";
+    R"( "files": ["src/kvcache.cpp"], "hints": ["Rows are positions.", "Find the row.", "p * 768 + h * 64"]})";
 
 std::string load_error(const std::string& manifest_text) {
   TempDir dir;
@@ -37,12 +37,12 @@ TEST(stages, numbers_stages_in_manifest_order_and_keeps_their_fields) {
   write_file(dir / "manifest.json",
              std::string(R"({"stages": [)") + kStage +
                  R"(, {"slug": "prefill", "title": "Prefill", "folder": "04-prefill",)"
-                 R"( "files": ["src/decode.cpp"], "hint": "Mask.", "setup": {"weights": {"kind": "synthetic", "config": "gpt2-small", "seed": 1}}}]})");
+                 R"( "files": ["src/decode.cpp"], "hints": ["Mask.", "Hide the later rows.", "j <= p"], "setup": {"weights": {"kind": "synthetic", "config": "gpt2-small", "seed": 1}}}]})");
   auto stages = load_stage_table(dir / "manifest.json");
   ASSERT_EQ(stages.size(), 2u);
   EXPECT_EQ(stages[0].number, 1);
   EXPECT_EQ(stages[0].slug, "cache-structure");
-  EXPECT_EQ(stages[0].hint, "Rows are positions.");
+  EXPECT_EQ(stages[0].hints, (std::vector<std::string>{"Rows are positions.", "Find the row.", "p * 768 + h * 64"}));
   EXPECT_EQ(stages[0].files, std::vector<std::string>{"src/kvcache.cpp"});
   EXPECT_TRUE(stages[0].setup.empty());
   EXPECT_EQ(stages[1].number, 2);
@@ -53,7 +53,7 @@ TEST(stages, a_broken_manifest_is_an_error_naming_the_file_and_field) {
   EXPECT_NE(load_error("{\"stages\": [").find("manifest.json: is not valid JSON"), std::string::npos);
   EXPECT_NE(load_error("{\"stages\": []}").find("non-empty \"stages\""), std::string::npos);
   EXPECT_NE(load_error(R"({"stages": [{"slug": "a", "title": "t", "folder": "f", "files": ["x"]}]})")
-                .find("stages[0]: \"hint\" must be a non-empty string"),
+                .find("stages[0]: \"hints\" must be a list of at least 3 hint tiers"),
             std::string::npos);
   EXPECT_NE(load_error(std::string(R"({"stages": [)") + kStage + ", " + kStage + "]}")
                 .find("\"cache-structure\" is listed twice"),
@@ -114,17 +114,36 @@ TEST(stages, points_default_to_ten_and_must_be_a_number) {
       dir / "manifest.json",
       std::string(R"({"stages": [)") + kStage +
           R"(, {"slug": "prefill", "title": "Prefill", "folder": "04-prefill", "points": 25.5,)"
-          R"( "files": ["src/decode.cpp"], "hint": "Mask."}]})");
+          R"( "files": ["src/decode.cpp"], "hints": ["Mask.", "Hide the later rows.", "j <= p"]}]})");
   auto stages = load_stage_table(dir / "manifest.json");
   ASSERT_EQ(stages.size(), 2u);
   EXPECT_EQ(stages[0].points, 10);
   EXPECT_EQ(stages[1].points, 25.5);
   const std::string with_points =
-      R"({"slug": "a", "title": "t", "folder": "f", "files": ["x"], "hint": "h", "points": )";
+      R"({"slug": "a", "title": "t", "folder": "f", "files": ["x"], "hints": ["a", "b", "c"], "points": )";
   EXPECT_NE(load_error(R"({"stages": [)" + with_points + R"("ten"}]})")
                 .find("stages[0]: \"points\" must be a number"),
             std::string::npos);
   EXPECT_NE(
       load_error(R"({"stages": [)" + with_points + "-1}]}").find("\"points\" must be a number"),
       std::string::npos);
+}
+
+// "hints": at least three tiers (the idea, the approach, near code), each a non-empty
+// string; the old single "hint" is named as such.
+TEST(stages, hints_are_at_least_three_tiers_of_text) {
+  const std::string head = R"({"stages": [{"slug": "a", "title": "t", "folder": "f", "files": ["x"], )";
+  EXPECT_NE(load_error(head + R"("hints": ["one", "two"]}]})").find("stages[0]: \"hints\" must be a list of at least 3"),
+            std::string::npos);
+  EXPECT_NE(load_error(head + R"("hints": "one"}]})").find("\"hints\" must be a list"), std::string::npos);
+  EXPECT_NE(load_error(head + R"("hints": ["one", "", "three"]}]})").find("\"hints\"[1] (tier 2) must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(load_error(head + R"("hints": ["one", 2, "three"]}]})").find("\"hints\"[1] (tier 2)"), std::string::npos);
+  EXPECT_NE(load_error(head + R"("hint": "one"}]})").find("\"hint\" is one hint; \"hints\" must be a list"),
+            std::string::npos);
+  EXPECT_EQ(load_error(head + R"("hints": ["1", "2", "3", "4"]}]})"), "");
+}
+
+TEST(stages, every_stage_of_the_course_has_three_hint_tiers_or_more) {
+  for (const auto& s : course::stage_table()) EXPECT_GE(s.hints.size(), 3u) << s.slug;
 }

@@ -21,6 +21,7 @@
 
 #include "cli/formats.hpp"
 #include "cli/fresh_cases.hpp"
+#include "cli/hints.hpp"
 #include "sandbox/process.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
@@ -61,7 +62,7 @@ struct Cli {
   int random_count = 0;    // fresh cases per stage
   uint64_t seed = 0;
   bool seed_given = false;
-  bool all = false, list = false, no_times = false;
+  bool all = false, list = false, no_times = false, hint = false;
   double timeout_s = 5.0;
   // The learner's loop.
   bool watch = false, poll = false, rebuild = false;
@@ -229,6 +230,9 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--stage,-s", cli.stage_slug, "Grade one stage, by slug (see --list)");
   app.add_flag("--all", cli.all, "Grade every stage");
   app.add_flag("--list", cli.list, "List the stages with your progress");
+  app.add_flag("--hint", cli.hint,
+               "Print the next tier of the stage's hints (of --stage, or of the first stage not "
+               "passed): the idea, then the approach, then near code");
   app.add_option("--impl", cli.impl, "Whose code: learner (src/, adapters/) or reference")
       ->check(CLI::IsMember({"learner", "reference"}));
   app.add_option("--runner", cli.runner_path, "Grade this runner executable instead of --impl's");
@@ -433,6 +437,25 @@ std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const St
   return results;
 }
 
+// --hint: opens the stage's next hint tier, remembers it in the progress file and prints it.
+int show_hint(const Cli& cli, Output& output, Progress& progress, const fs::path& progress_file) {
+  if (cli.all || cli.watch || cli.list || !cli.only_case.empty() || cli.format != "text")
+    return output.error("--hint prints one stage's next hint: give --stage, or nothing (no --all, --watch, "
+                        "--list, --case or --format)");
+  const Stage* stage = cli.stage_slug.empty() ? progress.first_unpassed() : find_stage(cli.stage_slug);
+  if (!stage && !cli.stage_slug.empty())
+    return output.error("unknown stage \"" + cli.stage_slug + "\". Stages: " + stage_slugs());
+  if (!stage) {
+    output.stream() << "Every stage passes. `grader --hint --stage SLUG` shows a stage's hints.\n";
+    return output.commit() ? kExitPass : kExitUsage;
+  }
+  const bool again = progress.hints(*stage) >= int(stage->hints.size());
+  const int tier = open_next_hint(progress, *stage);
+  if (!again) progress.save(progress_file);
+  print_hint(output.stream(), *stage, tier, again);
+  return output.commit() ? kExitPass : kExitUsage;
+}
+
 // Parses the command line and loads the stage table; -1 to go on, else the exit status.
 int parse_command_line(int argc, char** argv, Cli& cli) {
   CLI::App app{
@@ -515,6 +538,7 @@ int main(int argc, char** argv) {
 
   Output output(cli);
   if (!output.open()) return kExitUsage;
+  if (cli.hint) return show_hint(cli, output, progress, progress_file);
   if (cli.list) {
     print_stage_list(output.stream(), progress);
     return output.commit() ? kExitPass : kExitUsage;

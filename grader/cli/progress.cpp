@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,10 @@ Progress Progress::load(const std::filesystem::path& file) {
     json j = parse_json_bounded(read_regular_file(file, kMaxProgressBytes), JsonLimits{}, file.string());
     for (auto it = j.at("stages").begin(); it != j.at("stages").end(); ++it)
       if (it.value().is_string()) p.status[it.key()] = it.value().get<std::string>();
+    if (j.contains("hints") && j["hints"].is_object())
+      for (auto it = j["hints"].begin(); it != j["hints"].end(); ++it)
+        if (it.value().is_number_integer() && it.value().get<long long>() > 0)
+          p.hints_opened[it.key()] = int(std::min<long long>(it.value().get<long long>(), 1000));
   } catch (const std::exception&) {
     return Progress{};  // a damaged file only forgets progress
   }
@@ -83,7 +88,8 @@ bool write_new_file(const std::filesystem::path& path, const std::string& text, 
 bool Progress::save(const std::filesystem::path& file) const {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  const json j = {{"stages", status}};
+  json j = {{"stages", status}};
+  if (!hints_opened.empty()) j["hints"] = hints_opened;
   std::filesystem::path tmp = file;
   tmp += ".tmp";
   std::string why;
@@ -106,6 +112,12 @@ std::string Progress::state(const std::string& slug) const {
   return it == status.end() ? "not run" : it->second;
 }
 
+int Progress::hints(const Stage& stage) const {
+  auto it = hints_opened.find(stage.slug);
+  if (it == hints_opened.end()) return 0;
+  return std::clamp(it->second, 0, int(stage.hints.size()));
+}
+
 const Stage* Progress::first_unpassed() const {
   for (const Stage& s : stage_table())
     if (state(s.slug) != "passed") return &s;
@@ -116,10 +128,15 @@ void print_stage_list(std::ostream& out, const Progress& progress) {
   const Stage* next = progress.first_unpassed();
   for (const Stage& s : stage_table()) {
     std::string state = progress.state(s.slug);
+    const int opened = progress.hints(s);
+    if (opened > 0) state.resize(std::max<size_t>(state.size(), 8), ' ');  // "hints" in one column
     char line[160];
     std::snprintf(line, sizeof line, "%d  %-20s %-28s %s", s.number, s.slug.c_str(),
                   s.title.c_str(), state.c_str());
-    out << line << (&s == next ? "   <- next" : "") << "\n";
+    out << line;
+    if (opened > 0)
+      out << " hints " << opened << "/" << s.hints.size();
+    out << (&s == next ? "   <- next" : "") << "\n";
   }
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/hints.hpp"
 #include "cli/progress.hpp"
 #include "cli/view.hpp"
 #include "sandbox/process.hpp"
@@ -425,7 +426,7 @@ class Session {
         next_stage();
         break;
       case 'h':
-        show(view_ == View::hint ? View::verdict : View::hint);
+        open_hint();
         break;
       case 'l':
         show(view_ == View::list ? View::verdict : View::list);
@@ -540,7 +541,7 @@ class Session {
     std::string line = "Watching " + folders + " (" + how_ + "). Rebuilt in " + seconds_text(build_seconds);
     if (grade_seconds >= 0) line += ", graded in " + seconds_text(grade_seconds);
     if (grade_seconds >= 0 && !o_.sandbox.empty()) line += " (" + o_.sandbox + ")";
-    return {line + ".", paint("2", "Keys: n next stage · e next failure · h hint · l list · r rerun · q quit")};
+    return {line + ".", paint("2", "Keys: n next stage · e next failure · h hint · l list · v verdict · r rerun · q quit")};
   }
 
   // Draws one whole frame: the screen is cleared first, and the frame fits it.
@@ -549,9 +550,8 @@ class Session {
     const Screen screen = terminal_screen();
     std::vector<std::string> frame;
     if (view == View::hint) {
-      frame = page_frame(paint("33", "Hint for stage " + std::to_string(stage_->number) + ", " + stage_->slug),
-                         {stage_->hint, "", "Lesson: stages/" + stage_->folder + "/lesson.md"}, screen,
-                         {paint("2", "Keys: h or v back to the verdict · n next stage · r rerun · q quit")});
+      frame = page_frame(paint("33", hint_title(*stage_, hint_tier_)), hint_body(*stage_, hint_tier_), screen,
+                         {paint("2", hint_keys())});
     } else if (view == View::list) {
       std::ostringstream list;
       print_stage_list(list, Progress::load(o_.progress_file));
@@ -575,6 +575,29 @@ class Session {
     std::cout << std::flush;
   }
 
+  // `h`: from another page, the hint tier opened last (tier 1 the first time); on the
+  // hint page, the next tier. Opened tiers are kept with the progress when it is the
+  // learner's own code, else for this session only.
+  void open_hint() {
+    Progress progress = o_.track_progress ? Progress::load(o_.progress_file) : session_hints_;
+    const int opened = progress.hints(*stage_);
+    const int total = int(stage_->hints.size());
+    hint_tier_ = view_ == View::hint ? std::min(hint_tier_ + 1, total) : std::max(opened, 1);
+    if (hint_tier_ > opened) {
+      progress.hints_opened[stage_->slug] = hint_tier_;
+      if (o_.track_progress) progress.save(o_.progress_file);
+      session_hints_.hints_opened[stage_->slug] = hint_tier_;
+    }
+    show(View::hint);
+  }
+
+  std::string hint_keys() const {
+    const int left = int(stage_->hints.size()) - hint_tier_;
+    const std::string more = left > 0 ? "h the next hint (" + std::to_string(left) + " more) · "
+                                      : std::string("(that was the last hint) ");
+    return "Keys: " + more + "v back to the verdict · l list · n next stage · r rerun · q quit";
+  }
+
   static const Stage* next_stage_after(const Stage* s) {
     const auto& table = stage_table();
     for (size_t i = 0; i + 1 < table.size(); ++i)
@@ -595,6 +618,8 @@ class Session {
   const WatchOptions& o_;
   const Stage* stage_;
   View view_ = View::verdict;
+  int hint_tier_ = 1;        // the tier on the hint page
+  Progress session_hints_;   // tiers opened, when they are not kept in the progress file
   std::optional<StageResult> last_result_;   // the last grading, when the code built
   std::vector<std::string> verdict_lines_;   // otherwise: the compile error or grader error
   std::vector<std::string> footer_;

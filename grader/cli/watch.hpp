@@ -1,7 +1,7 @@
 // Watch mode, the learner's loop: edit src/, save, see the verdict. The grader watches the
 // learner's folders (inotify, or polling where inotify is unavailable), waits for a save to
 // settle, rebuilds only the runner, regrades the stage and redraws the verdict. Keys drive
-// it from the terminal: n next stage, h hint, l list, r rerun, q quit.
+// it from the terminal: n next stage, h hint (again: the next tier), l list, v verdict, r rerun, q quit.
 #pragma once
 
 #include <chrono>

@@ -22,6 +22,26 @@ std::string text_field(const json& stage, const char* name, const std::string& w
   return stage[name].get<std::string>();
 }
 
+// "hints": a list of at least kMinHintTiers non-empty strings, tier 1 first.
+std::vector<std::string> hint_tiers(const json& stage, const std::string& where) {
+  const std::string needs = "\"hints\" must be a list of at least " + std::to_string(kMinHintTiers) +
+                            " hint tiers (the idea, the approach, near code), each a non-empty string";
+  if (!stage.contains("hints")) {
+    if (stage.contains("hint")) throw CourseError(where + ": \"hint\" is one hint; " + needs);
+    throw CourseError(where + ": " + needs);
+  }
+  const json& list = stage["hints"];
+  if (!list.is_array() || list.size() < size_t(kMinHintTiers)) throw CourseError(where + ": " + needs);
+  std::vector<std::string> tiers;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty())
+      throw CourseError(where + ": \"hints\"[" + std::to_string(i) + "] (tier " + std::to_string(i + 1) +
+                        ") must be a non-empty string");
+    tiers.push_back(list[i].get<std::string>());
+  }
+  return tiers;
+}
+
 Stage parse_stage(const json& j, int number, const std::string& where) {
   if (!j.is_object()) throw CourseError(where + " is not an object");
   Stage s;
@@ -29,7 +49,7 @@ Stage parse_stage(const json& j, int number, const std::string& where) {
   s.slug = text_field(j, "slug", where);
   s.title = text_field(j, "title", where);
   s.folder = text_field(j, "folder", where);
-  s.hint = text_field(j, "hint", where);
+  s.hints = hint_tiers(j, where);
   if (!j.contains("files") || !j["files"].is_array() || j["files"].empty())
     throw CourseError(where + ": \"files\" must be a non-empty list of paths");
   for (const json& f : j["files"]) {

@@ -5,7 +5,10 @@
 //                "title": "One layer's KV cache",
 //                "folder": "01-cache-structure",      stages/<folder>/lesson.md
 //                "files": ["src/kvcache.cpp", ...],   what the learner edits
-//                "hint": "...",
+//                "hints": ["...", "...", "..."],  at least three tiers, shown one at a
+//                                                     time on request: 1 the idea or the
+//                                                     invariant, 2 the approach, 3 (and
+//                                                     on) near code, the guided path
 //                "setup": {"weights": {...}},        optional: sent to the runner once,
 //                                                     before the first case
 //                "points": 20}, ...]}                 optional: the stage's weight in an
@@ -30,10 +33,12 @@ struct Stage {
   std::string title;
   std::string folder;
   std::vector<std::string> files;
-  std::string hint;
+  std::vector<std::string> hints;  // tier 1 first; at least kMinHintTiers of them
   json setup = json::object();  // empty object: nothing to prepare
   double points = 10;           // its weight in an autograder's score, shared by its cases
 };
+
+constexpr int kMinHintTiers = 3;
 
 struct CourseError : std::runtime_error {
   using std::runtime_error::runtime_error;
