@@ -11,15 +11,14 @@
 namespace course {
 
 std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
-  // TODO: run the plan on a std::vector<KVCache> (from stage 6 on, `crop` steps too), then
-  // snapshot every cache through key(h, p) / value(h, p) in [12, seq, 64] order (head
-  // outermost, then pos, then dim).
+  // TODO: run the plan on KVCaches (from stage 6 on, `crop` steps too), then one snapshot per
+  // cache, in [12, seq, 64] order: head outermost, then position, then dim.
   (void)plan;
   not_implemented("run_cache_plan (adapters/adapters.cpp)");
 }
 
 std::vector<ShapeRow> run_model_cache_shapes(const std::vector<int>& appends) {
-  // TODO: a fresh ModelCache, one append per entry of `appends` to that layer, then one
+  // TODO: a fresh ModelCache, one append to layer l per entry l of `appends`, then one
   // row {12, length, 64} per layer, layer 0 first.
   (void)appends;
   not_implemented("run_model_cache_shapes (adapters/adapters.cpp)");
@@ -27,8 +26,8 @@ std::vector<ShapeRow> run_model_cache_shapes(const std::vector<int>& appends) {
 
 CloneShapes run_model_cache_clone(const std::vector<int>& before, const std::vector<int>& after_original,
                                   const std::vector<int>& after_clone) {
-  // TODO: appends `before`, clone, `after_original` to the original, `after_clone` to the
-  // copy; return the shape rows of both.
+  // TODO: `before` on a fresh ModelCache, a clone, then `after_original` on the
+  // original and `after_clone` on the clone; the shape rows of both.
   (void)before;
   (void)after_original;
   (void)after_clone;
@@ -37,8 +36,8 @@ CloneShapes run_model_cache_clone(const std::vector<int>& before, const std::vec
 
 CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
   // run.logits: [n_steps, vocab], step 0 first
-  // TODO: a fresh CacheRun; decode_step(model, run.cache, token) for each token in order,
-  // appending each step's logits to run.logits.
+  // TODO: a fresh CacheRun in which the tokens are decoded one step each, in order, and every
+  // step's logits kept.
   (void)model;
   (void)tokens;
   not_implemented("run_decode (adapters/adapters.cpp)");
@@ -46,8 +45,8 @@ CacheRun run_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
 
 CacheRun run_prefill(const gpt2::Model& model, const std::vector<std::vector<int>>& chunks) {
   // run.logits: [n_chunks, vocab], chunk 0 first
-  // TODO: a fresh CacheRun; prefill(model, run.cache, chunk) for each chunk in order,
-  // appending each chunk's logits to run.logits.
+  // TODO: a fresh CacheRun in which each chunk is one prefill, in order, and every chunk's
+  // logits kept.
   (void)model;
   (void)chunks;
   not_implemented("run_prefill (adapters/adapters.cpp)");
@@ -56,8 +55,8 @@ CacheRun run_prefill(const gpt2::Model& model, const std::vector<std::vector<int
 ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& prefix,
                           const std::vector<std::vector<int>>& suffixes) {
   // run.continued: [n_suffixes]; run.saved_rows: [n_suffixes][n_layers] rows {12, length, 64}
-  // TODO: run.saved = save_prefix(model, prefix); then for each suffix, keep
-  // continue_from(model, run.saved, suffix) and the saved cache's 12 shape rows.
+  // TODO: the prefix saved once; every suffix continued from the saved prefix, with the
+  // saved cache's 12 shape rows recorded after each.
   (void)model;
   (void)prefix;
   (void)suffixes;
@@ -67,9 +66,9 @@ ReuseRun run_prefix_reuse(const gpt2::Model& model, const std::vector<int>& pref
 SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt,
                         const std::vector<SpecRound>& rounds) {
   // run.logits: [n_rounds, vocab], one row per round's `next`
-  // TODO: prefill the prompt into run.prompt_cache; run.cache = its clone(); per round:
-  // n = length, decode_step each draft token, crop(n + accepted), decode_step(next) and keep
-  // its logits.
+  // TODO: the prompt's cache in run.prompt_cache, left as the prefill made it; the rounds
+  // on a copy in run.cache: drafts decoded, rolled back to the accepted ones, `next` decoded
+  // and its logits kept.
   (void)model;
   (void)prompt;
   (void)rounds;
@@ -78,11 +77,9 @@ SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt
 
 PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
   // result.sequences: [n_sequences]; each snapshot's keys/values: [12, length, 64] of layer 0
-  // TODO: BlockPool pool(n_blocks, 1) and a std::vector<PagedSequence>; run the plan
-  // (append = grow(1) then write(0, length - 1, k, v)), recording in `exhausted` the index
-  // of every step that throws PoolExhausted; then snapshot every sequence (length, table,
-  // layer 0 read through key(0, h, p) / value(0, h, p)) and the pool's ref counts and free
-  // blocks.
+  // TODO: the plan on a one-layer pool of n_blocks (an append is one position more, holding
+  // op.k and op.v); the index of every step that throws PoolExhausted in `exhausted`; then
+  // every sequence's snapshot (layer 0, [12, length, 64]) and the pool's counts.
   (void)n_blocks;
   (void)plan;
   not_implemented("run_paged_plan (adapters/adapters.cpp)");
@@ -91,9 +88,8 @@ PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
 PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::vector<int>& prompt,
                             const std::vector<std::vector<int>>& branches) {
   // run.logits: [n_branches][n_steps * vocab]
-  // TODO: run.pool = a BlockPool(n_blocks, 12); paged_prefill the prompt into a root
-  // sequence; per branch, fork the root and paged_decode_step its tokens (keep the logits);
-  // release the root at the end.
+  // TODO: the prompt prefilled into a root sequence on run.pool (n_blocks, 12 layers); per
+  // branch a fork of the root, its tokens decoded and their logits kept; the root released.
   (void)model;
   (void)n_blocks;
   (void)prompt;
@@ -104,9 +100,9 @@ PagedForkRun run_paged_fork(const gpt2::Model& model, int n_blocks, const std::v
 PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
                            const std::vector<std::vector<int>>& prompts) {
   // run.logits: [n_requests][vocab]; run.ref_counts: [n_blocks]
-  // TODO: a BlockPool(n_blocks, 12) and a PrefixCache on it; per prompt: lookup, keep the
-  // cached length, make_room for the blocks the rest needs, paged_prefill the rest, insert,
-  // release; at the end the cache's entries and evicted keys and the pool's counts.
+  // TODO: each prompt served through a PrefixCache on a pool of n_blocks, computing only
+  // what the cache does not hold; its logits and cached length; at the end the entries,
+  // the evicted keys and the pool's counts.
   (void)model;
   (void)n_blocks;
   (void)prompts;
@@ -116,7 +112,7 @@ PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
 GenerateRun run_generate(const gpt2::Model& model, const std::vector<int>& prompt, int max_new_tokens,
                          const TokenSink& on_token) {
   // run.generated.logits: [max_new_tokens, vocab]
-  // TODO: generate_greedy on run.cache (a fresh ModelCache), passing on_token through.
+  // TODO: a fresh GenerateRun: generate_greedy of the prompt on its cache.
   (void)model;
   (void)prompt;
   (void)max_new_tokens;
@@ -127,9 +123,8 @@ GenerateRun run_generate(const gpt2::Model& model, const std::vector<int>& promp
 ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
                                const std::vector<std::vector<int>>& suffixes, int max_new_tokens) {
   // run.continued: [n_suffixes], each with its own cache
-  // TODO: run.saved = save_prefix(prefix); per suffix, a GenerateRun whose cache is a clone()
-  // of run.saved.cache (never the saved cache itself), then generate_greedy of the suffix
-  // on it.
+  // TODO: the prefix saved once; per suffix, a generation on a cache of its own that
+  // starts as the saved one (which never changes).
   (void)model;
   (void)prefix;
   (void)suffixes;

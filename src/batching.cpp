@@ -20,9 +20,8 @@ namespace course {
 std::vector<float> decode_batch(const gpt2::Model& model, std::span<PagedSequence* const> sequences,
                                 std::span<const int> tokens) {
   // positions: [n]   row i's position is sequences[i]->length() before the step
-  // TODO: positions, embed all rows, grow(1) every sequence; per layer: qkv of all rows,
-  // then per row write into its own sequence and attend_one over PagedLayer(its sequence, l);
-  // finish_block of all rows; logits of all rows.
+  // TODO: one decode step for every sequence at once: row i gives exactly what
+  // paged_decode_step would give sequences[i] alone; the model's functions run once on all rows.
   (void)model;
   (void)sequences;
   (void)tokens;
@@ -31,9 +30,9 @@ std::vector<float> decode_batch(const gpt2::Model& model, std::span<PagedSequenc
 
 ServeResult serve(const gpt2::Model& model, int n_blocks, const std::vector<Request>& requests) {
   // result.requests: [n_requests]; result.steps: one StepLog per step
-  // TODO: the loop in batching.hpp: per step admit (in id order, while the free blocks minus
-  // what the running sequences will still take leave room for the whole request), prefill
-  // the admitted, decode one batch of the earlier ones, retire the finished (release).
+  // TODO: the server loop of batching.hpp: every request served to its max_new_tokens, one StepLog
+  // per step; admission in id order, only when the pool can hold the request's whole need
+  // next to what the running requests (admitted this step included) will still take.
   (void)model;
   (void)n_blocks;
   (void)requests;

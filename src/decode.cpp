@@ -3,15 +3,10 @@
 // The declarations, with the exact contract of each function, are in
 // include/course/decode.hpp; read them first. This file puts your KV cache (stages 1-2)
 // to work in GPT-2 small. The model (model/include/gpt2.hpp) already does every step that
-// works on one row at a time; what you write is the part that needs the cache:
-//
-//   x = model.embed(token, position)            // [n_rows, d_model] residual stream
-//   for each layer l:
-//     q, k, v = model.qkv(l, x)                 // [n_rows, d_model] each
-//     append k and v to cache.layer(l)          // one position per row
-//     attn = attention of q over cache.layer(l) // [n_rows, d_model]
-//     model.finish_block(l, attn, x)            // x changes in place
-//   logits = model.logits(x of the last row)    // [vocab]
+// works on rows: the embedding, each layer's q, k and v, the rest of each block after
+// attention, the logits (model/include/gpt2.hpp says what each takes and returns). What you
+// write is the part that needs the cache: which position each row is, what goes into each
+// layer's cache and when, and each row's attention over what that layer holds.
 //
 // Attention is built from gpt2::dot, gpt2::softmax and gpt2::weighted_sum (model/include/ops.hpp),
 // scaled by gpt2::attention_scale(64) = 0.125f. model/DETERMINISM.md spells out the loop
@@ -37,8 +32,8 @@ void attend_one(std::span<const float> q, const KVView& cache, std::span<float> 
   // cache:  [n_heads, seq, head_dim]  read through cache.key(h, j) / cache.value(h, j)
   // out:    [d_model]                 head h in out[h*64 .. h*64+63]
   // scores: [seq]                     one head's scores, then its softmax weights
-  // TODO: for each head: scores[j] = gpt2::dot(q_h, key(h, j), 64) * scale for every cached
-  // j, gpt2::softmax(scores, seq), then out_h = gpt2::weighted_sum of the value rows.
+  // TODO: attention of one query over every cached position (no mask), head by head, with
+  // the specified operations (model/DETERMINISM.md): the bits must be the reference's.
   (void)q;
   (void)cache;
   (void)out;
@@ -50,8 +45,8 @@ std::vector<float> decode_step(const gpt2::Model& model, ModelCache& cache, int 
   // q, k, v: [1, d_model]  this layer's projections of x
   // attn:    [1, d_model]  attend_one's output
   // logits:  [vocab]
-  // TODO: position = cache length before the step; embed; per layer qkv, append (k, v) to
-  // that layer, attend_one, finish_block; return the logits.
+  // TODO: one token through every layer at the position after the cached ones; each layer
+  // gains this token's key and value, attended over with the rest; the new position's logits.
   (void)model;
   (void)cache;
   (void)token;
@@ -64,8 +59,8 @@ void attend_causal(std::span<const float> q, int n_rows, const KVView& cache,
   // cache:  [n_heads, seq, head_dim]  already holds every row's k and v
   // out:    [n_rows, d_model]
   // scores: [seq] or [p + 1]          one row's, one head's scores
-  // TODO: for each row r and head h, attention over positions 0 .. p only (mask the later
-  // ones with -INFINITY, or leave them out: gpt2::exp(-inf) == 0 gives the same bits).
+  // TODO: the query rows are the cache's last n_rows positions; each attends over the
+  // positions up to and including its own, and never a later one.
   (void)q;
   (void)n_rows;
   (void)cache;
@@ -80,8 +75,8 @@ std::vector<float> prefill(const gpt2::Model& model, ModelCache& cache,
   // q, k, v:   [n, d_model]  each
   // attn:      [n, d_model]  attend_causal's output
   // logits:    [vocab]       of the last row only
-  // TODO: embed all rows; per layer qkv of all rows, append every row's (k, v) in order,
-  // attend_causal, finish_block; return the logits of the last row.
+  // TODO: the tokens as one batch at the positions after the cached ones, each row seeing only
+  // itself and earlier positions; every layer gains all rows; the last row's logits.
   (void)model;
   (void)cache;
   (void)tokens;
@@ -91,7 +86,7 @@ std::vector<float> prefill(const gpt2::Model& model, ModelCache& cache,
 SavedPrefix save_prefix(const gpt2::Model& model, std::span<const int> prefix) {
   // saved.cache:  n_layers x [12, n_prefix, 64]
   // saved.logits: [vocab]
-  // TODO: prefill the prefix into a new SavedPrefix's cache and keep its logits.
+  // TODO: a new SavedPrefix holding the prefix's cache and the logits of its last position.
   (void)model;
   (void)prefix;
   not_implemented("save_prefix (src/decode.cpp)");
@@ -101,8 +96,8 @@ SavedPrefix continue_from(const gpt2::Model& model, const SavedPrefix& saved,
                           std::span<const int> suffix) {
   // longer.cache:  n_layers x [12, n_prefix + n_suffix, 64]
   // longer.logits: [vocab]
-  // TODO: start from a deep copy of saved.cache (ModelCache::clone, not a plain copy,
-  // which would share the layers) and prefill the suffix on top of it.
+  // TODO: the cache and logits of prefix + suffix, reusing the saved prefix's positions;
+  // `saved` stays exactly as it was and shares nothing with the result.
   (void)model;
   (void)saved;
   (void)suffix;
@@ -114,9 +109,9 @@ Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span
   // logits:         [vocab]                the latest logits (the prefill's, then each step's)
   // out.tokens:     [max_new_tokens]       greedy(logits) each time
   // out.logits:     [max_new_tokens, vocab] row i = the logits out.tokens[i] was chosen from
-  // TODO: prefill the prompt; then max_new_tokens times: token = greedy(logits), keep it and
-  // its logits, on_token(token) when on_token is set, and, unless it is the last one,
-  // logits = decode_step(model, cache, token).
+  // TODO: max_new_tokens greedy tokens after the prompt (continuing whatever the cache
+  // holds), each with the logits it came from, each passed to on_token when it is set; the
+  // last token is never fed back.
   (void)model;
   (void)cache;
   (void)prompt;

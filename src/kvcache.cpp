@@ -20,56 +20,56 @@
 namespace course {
 
 void KVCache::append(std::span<const float> k, std::span<const float> v) {
-  // TODO: add one position: k's 768 floats at the end of keys_, v's at the end of values_.
+  // TODO: add exactly one position at the end: k (768 floats) as its key, v as its value.
   (void)k;
   (void)v;
   not_implemented("KVCache::append (src/kvcache.cpp)");
 }
 
 int KVCache::length() const {
-  // TODO: return the number of positions stored.
+  // TODO: the number of positions stored (the seq of [12, seq, 64]).
   not_implemented("KVCache::length (src/kvcache.cpp)");
 }
 
 KVCache KVCache::clone() const {
-  // TODO: return a copy that shares nothing with *this.
+  // TODO: a cache equal to this one, rows and length, that shares nothing with it.
   not_implemented("KVCache::clone (src/kvcache.cpp)");
 }
 
 std::span<const float> KVCache::key(int head, int pos) const {
-  // TODO: the 64 floats of head `head` at position `pos`, found inside row `pos` of keys_.
+  // TODO: head `head`'s 64 floats at position `pos`, a view into the stored rows (no copy).
   (void)head;
   (void)pos;
   not_implemented("KVCache::key (src/kvcache.cpp)");
 }
 
 std::span<const float> KVCache::value(int head, int pos) const {
-  // TODO: as key(), from values_.
+  // TODO: as key(), for the values.
   (void)head;
   (void)pos;
   not_implemented("KVCache::value (src/kvcache.cpp)");
 }
 
 void KVCache::crop(int n) {
-  // TODO: stage 6: keep positions 0 .. n-1 (throw std::out_of_range unless 0 <= n <= length):
-  // shrink keys_ and values_ to n rows too, so the next append becomes position n.
+  // TODO: stage 6: afterwards positions 0 .. n-1 are kept as they were and nothing else is
+  // (the next append is position n); std::out_of_range unless 0 <= n <= length().
   (void)n;
   not_implemented("KVCache::crop (src/kvcache.cpp)");
 }
 
 ModelCache::ModelCache() {
-  // TODO: fill layers_ with n_layers (12) separate, empty KVCaches.
+  // TODO: n_layers (12) empty caches, no two of them the same cache.
   not_implemented("ModelCache::ModelCache (src/kvcache.cpp)");
 }
 
 ModelCache ModelCache::clone() const {
-  // TODO: a new ModelCache whose every layer is a clone() of this one's layer.
+  // TODO: a ModelCache equal to this one layer by layer that shares no layer with it.
   not_implemented("ModelCache::clone (src/kvcache.cpp)");
 }
 
 void ModelCache::crop(int n) {
-  // TODO: stage 6: check that every layer holds at least n positions (std::out_of_range
-  // otherwise, before changing anything), then crop every layer to n.
+  // TODO: stage 6: every layer cropped to n; a bad n for any layer throws std::out_of_range
+  // before any layer changes.
   (void)n;
   not_implemented("ModelCache::crop (src/kvcache.cpp)");
 }

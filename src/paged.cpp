@@ -25,8 +25,7 @@ namespace course {
 // ---- BlockPool -------------------------------------------------------------------------
 
 int BlockPool::allocate() {
-  // TODO: find the lowest-numbered block with ref_counts_ 0, set its count to 1 and return
-  // it; throw PoolExhausted when there is none.
+  // TODO: the lowest-numbered free block, now with count 1; PoolExhausted when none is free.
   not_implemented("BlockPool::allocate (src/paged.cpp)");
 }
 
@@ -56,17 +55,15 @@ int BlockPool::free_blocks() const {
 // ---- PagedSequence ---------------------------------------------------------------------
 
 void PagedSequence::grow(int n) {
-  // TODO: count the blocks needed (new blocks for positions past the last full block, plus
-  // one if the last block is partly filled and shared: copy-on-write), throw PoolExhausted
-  // before changing anything if the pool has fewer free; then copy the shared last block's
-  // filled rows (every layer) into a block of your own and release the shared one, allocate
-  // the new blocks, and add n to length_.
+  // TODO: room for n more positions (length grows by n); a shared, partly filled last
+  // block is never written into (copy-on-write); all or nothing: PoolExhausted leaves the
+  // table, the length and every count as they were.
   (void)n;
   not_implemented("PagedSequence::grow (src/paged.cpp)");
 }
 
 void PagedSequence::write(int layer, int pos, std::span<const float> k, std::span<const float> v) {
-  // TODO: block table_[pos / 16], row pos % 16 of it: copy k and v there for `layer`.
+  // TODO: store k and v as layer `layer`'s key and value at position `pos`, through the table.
   (void)layer;
   (void)pos;
   (void)k;
@@ -75,7 +72,7 @@ void PagedSequence::write(int layer, int pos, std::span<const float> k, std::spa
 }
 
 std::span<const float> PagedSequence::key(int layer, int head, int pos) const {
-  // TODO: head `head`'s 64 floats in row pos % 16 of block table_[pos / 16], layer `layer`.
+  // TODO: head `head`'s 64 floats at position `pos` of layer `layer`, found through the table.
   (void)layer;
   (void)head;
   (void)pos;
@@ -83,7 +80,7 @@ std::span<const float> PagedSequence::key(int layer, int head, int pos) const {
 }
 
 std::span<const float> PagedSequence::value(int layer, int head, int pos) const {
-  // TODO: as key(), from the pool's values.
+  // TODO: as key(), for the values.
   (void)layer;
   (void)head;
   (void)pos;
@@ -91,12 +88,13 @@ std::span<const float> PagedSequence::value(int layer, int head, int pos) const 
 }
 
 PagedSequence PagedSequence::fork() const {
-  // TODO: a new sequence on the same pool with the same table and length; retain every block.
+  // TODO: a sequence on the same pool sharing this one's blocks, table and length (each
+  // block one reference more); nothing is copied.
   not_implemented("PagedSequence::fork (src/paged.cpp)");
 }
 
 void PagedSequence::release() {
-  // TODO: release every block of the table, then empty the table and set the length to 0.
+  // TODO: give up this sequence's reference to each of its blocks once; it is left empty.
   not_implemented("PagedSequence::release (src/paged.cpp)");
 }
 
@@ -104,8 +102,8 @@ void PagedSequence::release() {
 
 std::vector<float> paged_decode_step(const gpt2::Model& model, PagedSequence& sequence, int token) {
   // x, q, k, v, attn: [1, d_model]    logits: [vocab]
-  // TODO: stage 3's decode step with p = sequence.length(): grow(1) before the layers,
-  // write(l, p, k, v) instead of append, attend_one over PagedLayer(sequence, l).
+  // TODO: stage 3's decode step on a paged sequence: the same bits, one position more in
+  // every layer.
   (void)model;
   (void)sequence;
   (void)token;
@@ -115,8 +113,7 @@ std::vector<float> paged_decode_step(const gpt2::Model& model, PagedSequence& se
 std::vector<float> paged_prefill(const gpt2::Model& model, PagedSequence& sequence,
                                  std::span<const int> tokens) {
   // positions: [n]    x, q, k, v, attn: [n, d_model]    logits: [vocab]
-  // TODO: stage 4's prefill with rows at positions length() + i: grow(n) once, then per
-  // layer write every row and attend_causal over PagedLayer(sequence, l).
+  // TODO: stage 4's prefill on a paged sequence: the same bits, n positions more in every layer.
   (void)model;
   (void)sequence;
   (void)tokens;

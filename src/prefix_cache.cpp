@@ -20,25 +20,22 @@ namespace course {
 
 PagedSequence PrefixCache::lookup(std::span<const int> prompt) {
   // table: [n_reused] block ids of the cached run, then sequence.adopt(table)
-  // TODO: a new request (++request_); walk the prompt's full blocks (at most
-  // (prompt.size() - 1) / 16) chaining keys from root_key, stop at the first key not in
-  // blocks_, mark each found block last_used = request_, and return a sequence adopting them.
+  // TODO: a new request; a sequence holding the longest run of the prompt's leading full
+  // blocks the cache knows (never the block of its last token), each counted as used now.
   (void)prompt;
   not_implemented("PrefixCache::lookup (src/prefix_cache.cpp)");
 }
 
 void PrefixCache::make_room(int n) {
-  // TODO: if free + evictable (cached blocks with ref_count 1) < n, throw PoolExhausted;
-  // otherwise evict the evictable blocks in order (smallest last_used, then largest depth)
-  // until n are free: release the block, erase the key, record it in evicted_.
+  // TODO: at least n free blocks, by evicting blocks no request holds: least recently
+  // used first, then the deepest; PoolExhausted, and nothing evicted, if that cannot be done.
   (void)n;
   not_implemented("PrefixCache::make_room (src/prefix_cache.cpp)");
 }
 
 void PrefixCache::insert(const PagedSequence& sequence, std::span<const int> tokens) {
-  // TODO: for each full block i of the sequence, key = block_key(previous key, tokens of
-  // block i); if the key is new, retain the block and remember {key, block, i, request_};
-  // either way mark it last_used = request_.
+  // TODO: remember every full block of the sequence under its chained key (a new one with
+  // the cache's own reference); every full block counts as used by the current request.
   (void)sequence;
   (void)tokens;
   not_implemented("PrefixCache::insert (src/prefix_cache.cpp)");

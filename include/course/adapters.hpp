@@ -176,11 +176,11 @@ struct PrefixRun {
 };
 
 // Stage prefix-cache: a BlockPool(n_blocks, 12 layers) and a PrefixCache on it; then each
-// prompt in order, as one request that runs to its end before the next starts:
-//   sequence = cache.lookup(prompt)                    (cached_tokens = its length)
-//   cache.make_room(blocks the rest of the prompt needs)
-//   logits = paged_prefill(model, sequence, the prompt after the cached tokens)
-//   cache.insert(sequence, prompt);  sequence.release()
+// prompt in order, as one request that runs to its end before the next starts: what the
+// cache holds of it is reused (cached_tokens: how many tokens), only the rest goes through
+// the model (logits: of its last position), its full blocks are remembered, and the
+// request lets its sequence go before the next one (make_room first makes the blocks
+// the rest of the prompt needs free).
 PrefixRun run_prefix_trace(const gpt2::Model& model, int n_blocks,
                            const std::vector<std::vector<int>>& prompts);
 

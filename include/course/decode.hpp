@@ -101,13 +101,12 @@ struct Generated {
 using TokenSink = std::function<void(int token)>;
 
 // Greedy generation with the cache, after what `cache` already holds (empty: a fresh
-// prompt; a clone of a saved prefix: a continuation):
-//   logits = prefill(model, cache, prompt)               token 0 = greedy(logits)
-//   for i = 1 .. max_new_tokens - 1:
-//     logits = decode_step(model, cache, token i - 1)    token i = greedy(logits)
-// calling on_token (when set) with each token right after choosing it. The last token is
-// never fed back: the cache ends with prompt.size() + max_new_tokens - 1 more positions,
-// and each of them went through every layer once. `prompt` must not be empty and
+// prompt; a clone of a saved prefix: a continuation). Token 0 is greedy of the logits of
+// the prompt's last position; token i (i >= 1) is greedy of the logits of the position
+// that holds token i - 1. on_token (when set) is called with each token right after it is
+// chosen, in order. The last token is never fed back: the cache ends with
+// prompt.size() + max_new_tokens - 1 more positions, each of which went through every
+// layer once. `prompt` must not be empty and
 // max_new_tokens must be at least 1.
 Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span<const int> prompt,
                           int max_new_tokens, const TokenSink& on_token = {});
