@@ -106,8 +106,9 @@ using TokenSink = std::function<void(int token)>;
 // that holds token i - 1. on_token (when set) is called with each token right after it is
 // chosen, in order. The last token is never fed back: the cache ends with
 // prompt.size() + max_new_tokens - 1 more positions, each of which went through every
-// layer once. `prompt` must not be empty and
-// max_new_tokens must be at least 1.
+// layer once. course::greedy settles a tie by the lowest id. `prompt` must not be empty
+// and max_new_tokens must be at least 1.
+//
 Generated generate_greedy(const gpt2::Model& model, ModelCache& cache, std::span<const int> prompt,
                           int max_new_tokens, const TokenSink& on_token = {});
 
