@@ -342,13 +342,15 @@ TEST(watch_cli, keys_hint_list_rerun_next_quit) {
   w.send("h");  // from the verdict: the tier opened last, not a new one
   ASSERT_TRUE(w.wait_until([&] { return count(w.output(), "Hint 2 of 3 for stage 1") == 2; }, 10s)) << w.output();
   EXPECT_FALSE(has(w.output(), "Hint 3 of 3")) << w.output();
+  const int drawn = w.rounds();  // `v` drew the verdict again: one footer more, no build
+  EXPECT_EQ(drawn, 2);
   w.send("l");
   ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "prefix-reuse"); }, 10s)) << w.output();
   w.send("r");
-  ASSERT_TRUE(w.wait_rounds(2)) << w.output();
+  ASSERT_TRUE(w.wait_rounds(drawn + 1)) << w.output();
   EXPECT_EQ(course.build_count(), 2);
   w.send("n");
-  ASSERT_TRUE(w.wait_rounds(3)) << w.output();
+  ASSERT_TRUE(w.wait_rounds(drawn + 2)) << w.output();
   EXPECT_TRUE(has(w.last_round(), "Stage 2 · multi-layer-cache")) << w.last_round();
   w.send("q");
   EXPECT_EQ(w.wait_exit(), 0) << w.output();
