@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/progress.hpp"
+#include "cli/view.hpp"
 #include "judge/stages.hpp"
 
 namespace course {
@@ -42,8 +43,13 @@ void print_hint(std::ostream& out, const Stage& stage, int tier, bool again) {
   const int total = int(stage.hints.size());
   if (again) out << "Every hint of stage " << stage.number << " is open; the last one again.\n\n";
   out << hint_title(stage, tier) << "\n\n";
-  for (const std::string& line : hint_body(stage, tier))
-    out << (line.empty() ? "" : "  ") << line << "\n";
+  for (const std::string& line : hint_body(stage, tier)) {
+    if (line.empty()) {
+      out << "\n";
+      continue;
+    }
+    for (const std::string& part : wrap_text(line, 92, "  ", "    ")) out << part << "\n";
+  }
   out << "\n";
   if (tier < total)
     out << (total - tier) << (total - tier == 1 ? " more tier" : " more tiers")
