@@ -3,6 +3,8 @@
 
 kvcourse_test(results_document_test LABELS process SOURCES handout/results_document_test.cpp LIBS nlohmann_json::nlohmann_json)
 add_dependencies(results_document_test grader runner-learner runner-reference)
+# The one list of what a course tree contains, and the Exercism Dockerfile's copy of it.
+kvcourse_test(course_tree_test LABELS unit SOURCES handout/course_tree_test.cpp)
 
 # The slow ones build a whole copy of the course (minutes on 2 cores): labels "slow" and
 # "build", so `ctest -LE slow` leaves them out and `ctest -L slow` runs only them.
