@@ -32,7 +32,8 @@ status=0
 ctest --preset "$preset" -LE 'slow|network' || status=$?
 left_out=$(ctest --preset "$preset" -N -L network | sed -n 's/^Total Tests: //p')
 # The reason: the set-up's own message (node or npm not found, npm pack failed).
-reason=$(grep -m 1 -E 'not found|failed|does not have' "$fetch_log" | sed 's/^ *//' || true)
+# CMake wraps it: its first two lines, joined.
+reason=$(grep -m 1 -A 1 -E 'not found|failed|does not have' "$fetch_log" | tr -s ' \n' ' ' | sed 's/^ //' || true)
 {
   echo
   echo "test.sh: ${left_out:-the} tests labelled network DID NOT RUN: fetching GPT-2's vocabulary and"
