@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds a course tree for an autograder, once, when its image is made:
 #   autograders/prepare.sh COURSE WORK
-# copies what grading needs from COURSE (a checkout of the course, or the copy inside an
-# autograder package; its hidden set fixtures-hidden/ too, when it has one) to WORK, configures WORK/build without tests and builds the grader
+# copies the course tree (course-tree.txt) from COURSE (a checkout of the course, or the
+# copy inside an autograder package; its hidden set fixtures-hidden/ too, when it has one)
+# to WORK, configures WORK/build without tests and builds the grader
 # and the learner's runner (with the skeleton). A submission then costs only its own files'
 # compilation (grade_submission in lib.sh). The skeleton's files are kept in WORK/.skeleton
 # so that every run starts from them. WORK must be the path the tree is used at: CMake
@@ -17,15 +18,13 @@ course="$(cd "$1" && pwd)"
 work="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 
+# shellcheck source=course-tree.sh
+source "$here/course-tree.sh"
+
 mkdir -p "$work"
-for item in CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures src adapters; do
-  if [ ! -e "$course/$item" ]; then
-    echo "prepare: $course/$item is missing: not a course tree" >&2
-    exit 2
-  fi
-  cp -R "$course/$item" "$work/"
-done
-rm -rf "$work/grader/gen"  # the fixture generator: the autograder never makes fixtures
+# The course tree (course-tree.txt): never the fixture generator, which makes fixtures
+# from the reference solution.
+course_tree_copy "$course" "$work" || { echo "prepare: the course tree is incomplete" >&2; exit 2; }
 # The hidden set (instructor-only, fixtures-hidden/): graded after the visible cases when the
 # course tree has it (the course authors' repository and the packages made from it do).
 if [ -d "$course/fixtures-hidden" ]; then cp -R "$course/fixtures-hidden" "$work/"; fi

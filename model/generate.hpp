@@ -1,8 +1,8 @@
 // Text generation with GPT-2: the model's own cached decode loop, a seeded sampler, and
 // the generation loop that joins them. The course's learner writes the same cached loop
 // in src/decode.cpp; `kvc generate --impl learner` runs theirs through the same
-// generation loop (tools/kvc_learner.cpp), so the two print the same tokens when the
-// learner's logits have the reference's bits.
+// generation loop (tools/kvc-learner/kvc_learner.cpp), so the two print the same tokens
+// when the learner's logits have the reference's bits.
 #pragma once
 
 #include <cstdint>

@@ -3,12 +3,16 @@
 # the parts that read untrusted input or manage processes (wire formats and parsers, the
 # channel, the sandbox, judging, reports and watch mode, the command line) and the decode
 # stages run through the reference. Left to the default build (scripts/test.sh): the
-# known-mistake catalogue, the slow hand-out tests and the case generator's own tests
-# (random_cases_test, fresh_cases_test): trusted course code, whose sanitized build and
-# runs would cost more than half of this script's time and add no path untrusted input
-# takes (fixture_io_test and inputs_test cover the parsing and checks of fresh cases).
-# The test programs run two at a time (the machine's two cores); each one's output is
-# printed when it fails. Then the sanitized grader grades one known mistake per stage.
+# model's and the tools' tests, the known-mistake catalogue and the course's self-check,
+# the slow hand-out tests and the case generator's own tests (random_cases_test,
+# fresh_cases_test): trusted course code, whose sanitized build and runs would cost more
+# than half of this script's time and add no path untrusted input takes (fixture_io_test
+# and inputs_test cover the parsing and checks of fresh cases).
+# The test programs below are built in build-asan, and the suite runs there as in the
+# default build, selected by label: `ctest --preset asan -L 'unit|process' -LE
+# 'slow|network'` (two at a time; a failing test's output is printed). A program not
+# built in build-asan is one unlabelled placeholder test there, which the selection leaves
+# out. Then the sanitized grader grades one known mistake per stage.
 #   scripts/asan.sh            build the tests below and run them
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +24,10 @@ tests=(tensor_test fixture_io_test protocol_test compare_test crash_test stages_
 bash scripts/deps.sh
 cmake --preset asan >/dev/null
 cmake --build --preset asan --target "${tests[@]}"
+
+failed=()
+ctest --preset asan -L 'unit|process' -LE 'slow|network' || failed+=("the test suite (ctest --preset asan)")
+programs=$(ctest --preset asan -N -L 'unit|process' -LE 'slow|network' | sed -n 's/^Total Tests: //p')
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -34,24 +42,6 @@ two_at_a_time() {
   done
   wait
 }
-# run_one TEST: runs it, its output to $logs/TEST.log, and records its exit status.
-run_one() {
-  local status=0
-  build-asan/bin/"$1" --gtest_brief=1 >"$logs/$1.log" 2>&1 || status=$?
-  echo "$status" >"$logs/$1.status"
-}
-two_at_a_time run_one "${tests[@]}"
-failed=()
-for t in "${tests[@]}"; do
-  if [ "$(cat "$logs/$t.status")" = 0 ]; then
-    echo "== $t: passed ($(grep -o '[0-9]* tests\? from [0-9]* test suites\? ran' "$logs/$t.log" | head -n 1))"
-  else
-    echo "== $t: FAILED"
-    cat "$logs/$t.log"
-    failed+=("$t")
-  fi
-done
-
 # The grader's judging and diagnosis of wrong answers, under the sanitizers: one known
 # mistake per stage (the default build's runner: the grader is what is checked here) must
 # fail its stage, and the stage must name that mistake and no other.
@@ -93,4 +83,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
   echo "asan: failed: ${failed[*]}" >&2
   exit 1
 fi
-echo "asan: all ${#tests[@]} test programs pass, and the grader names each of ${#mistakes[@]} mistakes alone"
+echo "asan: all ${programs} tests of ${#tests[@]} programs pass, and the grader names each of ${#mistakes[@]} mistakes alone"

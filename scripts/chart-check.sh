@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Chart check: `kvc chart`'s SVG must render in a real browser. Draws the chart (synthetic
 # weights), opens it in headless Chromium, takes a screenshot and checks with png-check
-# (tests/generate/png_check.cpp) that the picture is not blank and that both lines are
+# (tests/tools/kvc/png_check.cpp) that the picture is not blank and that both lines are
 # drawn (pixels of the cached line's blue and the uncached line's red).
 #
 # Needs Debian's chromium, which it does not install: `bash scripts/deps.sh chromium`.
@@ -50,7 +50,7 @@ timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no
   >"$tmp/chromium.log" 2>&1 || { tail -n 20 "$tmp/chromium.log" >&2; fail "chromium did not finish"; }
 [[ -s "$tmp/why-cache.png" ]] || { tail -n 20 "$tmp/chromium.log" >&2; fail "chromium wrote no screenshot"; }
 
-# The colours of the two lines (model/chart.cpp).
+# The colours of the two lines (tools/kvc/chart.cpp).
 "$build/bin/png-check" "$tmp/why-cache.png" --color 1f6fb4 --color d62728 ||
   fail "the screenshot of the chart looks blank or misses a line"
 echo "chart-check: passed"

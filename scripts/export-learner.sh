@@ -2,9 +2,10 @@
 # Writes the learner's repository: the course as a class hands it to students, ready to
 # push (to a GitHub Classroom template, for example).
 #   scripts/export-learner.sh OUT
-# OUT must not exist yet, or be empty. It gets the skeleton (src/, adapters/), include/,
-# model/, grader/ (without gen/, the fixture generator), stages/, the visible fixtures,
-# the learner's scripts, its README, CI script and GitHub Classroom workflow
+# OUT must not exist yet, or be empty. It gets the course tree (autograders/course-tree.txt:
+# the skeleton src/ and adapters/, include/, model/, tools/, grader/ without gen/, the
+# fixture generator, stages/, the visible fixtures), the learner's scripts, its README, CI
+# script and GitHub Classroom workflow
 # (handout/learner/). It never gets reference/, tests/, grader/gen/ or a hidden case.
 # Files are taken as the working tree has them, for every path git tracks.
 set -euo pipefail
@@ -26,10 +27,12 @@ fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
-# What the learner gets from the course, as tracked by git.
-shared=(CMakeLists.txt CMakePresets.json .gitignore include model cmake tools grader stages fixtures src adapters
-        scripts/start.sh scripts/deps.sh)
-(cd "$root" && git ls-files -z -- "${shared[@]}" ':!:grader/gen' ':!:grader/gen/**') |
+# What the learner gets from the course, as tracked by git: the course tree
+# (autograders/course-tree.txt) and the learner's scripts.
+# shellcheck source=../autograders/course-tree.sh
+source "$root/autograders/course-tree.sh"
+mapfile -t shared < <(course_tree_pathspecs)
+(cd "$root" && git ls-files -z -- "${shared[@]}" .gitignore scripts/start.sh scripts/deps.sh) |
   (cd "$root" && xargs -0 cp --parents -t "$out")
 
 # The learner's own files: README, test script, CI.

@@ -18,9 +18,14 @@ fi
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/course" "$staging/autograders"
-(cd "$root" && git ls-files -z -- CMakeLists.txt CMakePresets.json include model cmake tools grader stages fixtures fixtures-hidden src adapters \
-   scripts/deps.sh ':!:grader/gen' ':!:grader/gen/**') | (cd "$root" && xargs -0 cp --parents -t "$staging/course")
-cp "$root/autograders/lib.sh" "$root/autograders/prepare.sh" "$root/autograders/manifest.cmake" "$staging/autograders/"
+# The course tree (autograders/course-tree.txt), the hidden set and deps.sh.
+# shellcheck source=../autograders/course-tree.sh
+source "$root/autograders/course-tree.sh"
+mapfile -t tree < <(course_tree_pathspecs)
+(cd "$root" && git ls-files -z -- "${tree[@]}" fixtures-hidden scripts/deps.sh) |
+  (cd "$root" && xargs -0 cp --parents -t "$staging/course")
+cp "$root/autograders/lib.sh" "$root/autograders/prepare.sh" "$root/autograders/manifest.cmake" \
+  "$root/autograders/course-tree.sh" "$root/autograders/course-tree.txt" "$staging/autograders/"
 cp "$root/autograders/gradescope/setup.sh" "$root/autograders/gradescope/run_autograder" "$staging/"
 chmod +x "$staging/setup.sh" "$staging/run_autograder" "$staging/autograders/prepare.sh"
 

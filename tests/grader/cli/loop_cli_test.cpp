@@ -3,7 +3,8 @@
 //
 // Watch tests never touch the real src/: they watch a temporary folder with a fake
 // rebuild (a script that picks a passing or a failing runner), or the sandbox copy of the
-// reference in the build folder, rebuilt for real with `cmake --build` (loop_tests.cmake).
+// reference in the build folder, rebuilt for real with `cmake --build`
+// (tests/grader/CMakeLists.txt).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -22,7 +23,7 @@
 #include "test_support.hpp"
 
 #ifndef KVCOURSE_WATCH_SANDBOX
-#error "loop_tests.cmake defines KVCOURSE_WATCH_SANDBOX"
+#error "tests/grader/CMakeLists.txt defines KVCOURSE_WATCH_SANDBOX"
 #endif
 
 using testing_support::bin;
@@ -468,7 +469,7 @@ TEST(watch_cli, usage_errors) {
 
 namespace {
 
-// The sandbox (tests/loop_tests.cmake): a copy of the reference's sources behind
+// The sandbox (tests/grader/CMakeLists.txt): a copy of the reference's sources behind
 // runner-watch-sandbox. Tests take turns (a file lock) and leave it as the reference.
 class Sandbox {
  public:

@@ -1,6 +1,6 @@
-// Pieces shared by kvc's subcommands (model/kvc.cpp) and by kvc-learner
-// (tools/kvc_learner.cpp): errors and their exit codes, token lists, stdout, and the
-// commands that live in their own files.
+// Pieces shared by kvc's subcommands (tools/kvc/kvc.cpp) and by kvc-learner
+// (tools/kvc-learner/kvc_learner.cpp): errors and their exit codes, token lists, stdout,
+// and the commands that live in their own files.
 //
 // Exit status: 0 on success, 2 for bad input (options, token ids, weights or tokenizer
 // files: BadInput, gpt2::ModelError, gpt2::TokenizerError), 1 for a failure that is not the

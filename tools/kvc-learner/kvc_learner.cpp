@@ -2,7 +2,7 @@
 //
 //   kvc-learner generate (--weights FILE | --synthetic) ... [--impl learner]
 //
-// The options are kvc generate's (model/generate_command.cpp); `kvc generate --impl
+// The options are kvc generate's (tools/kvc/generate_command.cpp); `kvc generate --impl
 // learner` runs this program with its own arguments. Greedy (the default), your
 // course::generate_greedy makes the tokens (stage generate, src/decode.cpp); sampling at a
 // temperature, kvc's sampler chooses them, the prompt going through your course::prefill

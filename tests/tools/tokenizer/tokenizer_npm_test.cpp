@@ -127,9 +127,9 @@ std::vector<std::string> long_words() {
 std::vector<std::string> project_files() {
   std::vector<std::string> out;
   for (const char* f : {"README.md", "model/DETERMINISM.md", "stages/01-cache-structure/lesson.md",
-                        "stages/03-one-token/lesson.md", "model/gpt2.cpp", "model/tokenizer.cpp",
-                        "model/kvc.cpp", "scripts/determinism-check.sh", "CMakeLists.txt",
-                        "stages/manifest.json"}) {
+                        "stages/03-one-token/lesson.md", "model/gpt2.cpp",
+                        "tools/tokenizer/tokenizer.cpp", "tools/kvc/kvc.cpp",
+                        "scripts/determinism-check.sh", "CMakeLists.txt", "stages/manifest.json"}) {
     const std::string text = gen_test::read_file(testing_support::source_dir() / f);
     EXPECT_FALSE(text.empty()) << f;
     out.push_back(text);
