@@ -409,3 +409,24 @@ TEST(grader_cli, a_runner_older_than_a_learner_file_is_rebuilt_before_grading) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains(r.output, "rebuilding")) << r.output;
 }
+
+// The decode stages' weights file (build/weights) is the course's: one that is not those
+// weights stops the grading (exit 2) naming it, never a learner's failed case.
+TEST(grader_cli, a_broken_weights_file_stops_the_grading_naming_it) {
+  TempDir state, build;
+  std::filesystem::create_directories(build / "weights");
+  const std::filesystem::path file = build / "weights" / "gpt2-small-2026.weights";
+  testing_support::write_file(file, std::string(8192, 'x'));
+  auto r = run(
+      grader("--impl reference --stage one-token --no-rebuild --build-dir " + build.path().string(),
+             state));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(
+      r.output, "the weights file " + file.string() + " is broken (not a synthetic weights file)"))
+      << r.output;
+  // A stage without weights does not read it.
+  r = run(grader(
+      "--impl reference --stage cache-structure --no-rebuild --build-dir " + build.path().string(),
+      state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}

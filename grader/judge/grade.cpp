@@ -384,6 +384,7 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
 
   StageResult result;
   result.stage = &stage;
+  result.expected_cases = fixtures.size();
   // The runner serves the whole stage: its CPU limit (the kernel's backstop behind each
   // case's budget) is the setup's and every case's together.
   sandbox::Config config = options.sandbox;
@@ -430,6 +431,7 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
     Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
     judge_within_budget(fx, ex, budget, r);
     result.cases.push_back(std::move(r));
+    if (options.on_case && result.partial()) options.on_case(result);
   }
   runner.stop();
   identify_mistakes(fixtures, result);

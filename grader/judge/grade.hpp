@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct StageResult {
   std::vector<CaseResult> cases;
   std::vector<Diagnosis> identified;  // mistakes that agree with every graded case that has records
   double seconds = 0;
+  // Every case of the stage: more than cases.size() while the stage is still being graded
+  // (GradeOptions::on_case), when nothing is identified yet.
+  size_t expected_cases = 0;
+  bool partial() const { return expected_cases > cases.size(); }
   int passed() const;
   bool all_passed() const { return !cases.empty() && passed() == int(cases.size()); }
 };
@@ -75,6 +80,9 @@ struct GradeOptions {
   // Fresh cases of this run, by stage slug, graded last (grader --random; fresh_cases.hpp).
   std::map<std::string, std::vector<Fixture>> random_cases;
   std::string random_replay;  // "grader --random 2 --seed 7": a random case's replay starts so
+  // Called after each case with the results so far (partial(): watch mode shows the first
+  // failure as soon as it is known, and the rest as they come).
+  std::function<void(const StageResult&)> on_case;
 };
 
 // What a case may take (process.hpp's Budget) and where that comes from. Derived: a
