@@ -17,18 +17,24 @@ int main(int argc, char** argv) {
   long long seed = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--seed") seed = std::atoll(argv[i + 1]);
-    else if (flag == "--out") out = argv[i + 1];
-    else if (flag == "--check") check = argv[i + 1];
-    else seed = -2;
+    if (flag == "--seed")
+      seed = std::atoll(argv[i + 1]);
+    else if (flag == "--out")
+      out = argv[i + 1];
+    else if (flag == "--check")
+      check = argv[i + 1];
+    else
+      seed = -2;
   }
   if (seed < 0 || out.empty() == check.empty() || argc % 2 == 0) {
     std::cerr << "usage: make-weights --seed N (--out FILE | --check FILE)\n";
     return 2;
   }
   try {
-    if (!out.empty()) gpt2::write_synthetic_file(out, uint64_t(seed));
-    else gpt2::verify_synthetic_file(check, uint64_t(seed));
+    if (!out.empty())
+      gpt2::write_synthetic_file(out, uint64_t(seed));
+    else
+      gpt2::verify_synthetic_file(check, uint64_t(seed));
   } catch (const std::exception& e) {
     std::cerr << "make-weights: " << e.what() << "\n";
     return 1;

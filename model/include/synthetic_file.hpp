@@ -16,16 +16,19 @@ namespace gpt2 {
 
 // Writes synthetic(seed, config)'s weights to `path` (a temporary file renamed into
 // place), then checks it with verify_synthetic_file.
-void write_synthetic_file(const std::string& path, uint64_t seed, const Config& config = gpt2_small());
+void write_synthetic_file(const std::string& path, uint64_t seed,
+                          const Config& config = gpt2_small());
 
 // Reads every byte of the file against its digest, its header against (seed, config), and
 // samples of every tensor against the generator.
-void verify_synthetic_file(const std::string& path, uint64_t seed, const Config& config = gpt2_small());
+void verify_synthetic_file(const std::string& path, uint64_t seed,
+                           const Config& config = gpt2_small());
 
 // The model on the file's weights, mapped read-only. Checks the header (format, seed,
 // config, layout and generator), the size, and 33 elements of every tensor against the
 // generator: a stale or cut file is refused, a flipped bit elsewhere is not seen (the
 // digest is verify_synthetic_file's).
-Model map_synthetic_file(const std::string& path, uint64_t seed, const Config& config = gpt2_small());
+Model map_synthetic_file(const std::string& path, uint64_t seed,
+                         const Config& config = gpt2_small());
 
 }  // namespace gpt2

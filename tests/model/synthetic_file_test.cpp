@@ -1,6 +1,8 @@
 // The synthetic weights kept in a file (synthetic_file.hpp): mapped, they give the bits of
 // Model::synthetic; a file for another seed, a cut one or one whose sampled elements are
 // not the generator's is refused, naming the file and the problem.
+#include "synthetic_file.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,14 +12,14 @@
 #include <vector>
 
 #include "model_test_helpers.hpp"
-#include "synthetic_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path temp_path(const std::string& name) {
-  return fs::temp_directory_path() / ("kvc-synthetic-file-" + std::to_string(::getpid()) + "-" + name);
+  return fs::temp_directory_path() /
+         ("kvc-synthetic-file-" + std::to_string(::getpid()) + "-" + name);
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -69,7 +71,8 @@ TEST_F(synthetic_file, mapped_gives_the_bits_of_model_synthetic) {
 
 TEST_F(synthetic_file, another_seed_is_refused) {
   const fs::path p = make("seed");
-  const std::string e = error_of([&] { gpt2::map_synthetic_file(p.string(), 8, model_test::small_config()); });
+  const std::string e =
+      error_of([&] { gpt2::map_synthetic_file(p.string(), 8, model_test::small_config()); });
   EXPECT_NE(e.find(p.string()), std::string::npos) << e;
   EXPECT_NE(e.find("made for seed 7, not 8"), std::string::npos) << e;
 }
@@ -77,7 +80,8 @@ TEST_F(synthetic_file, another_seed_is_refused) {
 TEST_F(synthetic_file, a_cut_file_is_refused) {
   const fs::path p = make("cut");
   fs::resize_file(p, fs::file_size(p) - 4);
-  const std::string e = error_of([&] { gpt2::map_synthetic_file(p.string(), 7, model_test::small_config()); });
+  const std::string e =
+      error_of([&] { gpt2::map_synthetic_file(p.string(), 7, model_test::small_config()); });
   EXPECT_NE(e.find("has the wrong size: cut off?"), std::string::npos) << e;
 }
 
@@ -89,7 +93,8 @@ TEST_F(synthetic_file, a_changed_sampled_element_is_refused_and_any_changed_byte
   EXPECT_NE(e.find("is not the generator's: the file is corrupt"), std::string::npos) << e;
   const fs::path q = make("digest");
   // wpe is last, [n_ctx, d_model] as it is: its element 1 is not one of map's samples.
-  const std::streamoff wpe = std::streamoff(fs::file_size(q)) - std::streamoff(c.n_ctx * c.d_model * 4);
+  const std::streamoff wpe =
+      std::streamoff(fs::file_size(q)) - std::streamoff(c.n_ctx * c.d_model * 4);
   flip_byte(q, wpe + 4 + 1);
   EXPECT_NO_THROW(gpt2::map_synthetic_file(q.string(), 7, c));
   e = error_of([&] { gpt2::verify_synthetic_file(q.string(), 7, c); });
