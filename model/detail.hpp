@@ -3,6 +3,7 @@
 // in ops.hpp.
 #pragma once
 
+#include <memory>
 #include <span>
 
 #include "gpt2.hpp"
@@ -18,6 +19,10 @@ struct Access {
   // The weight memory the model owns (synthetic weights: all of them, blocks first in
   // layer order, then ln_f, wte transposed, wpe).
   static std::span<const float> owned_weights(const Model& model);
+  // A model whose weights are the floats of a mapped file, in the arena's layout; the
+  // model keeps `mapping` alive (synthetic_file.hpp).
+  static Model on_mapped_weights(const Config& config, std::shared_ptr<void> mapping,
+                                 const float* floats);
 };
 
 // Causal self-attention of n_query query rows at positions first_pos .. first_pos+n_query-1

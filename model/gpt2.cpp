@@ -1,11 +1,16 @@
 // Model: weight storage (synthetic or safetensors), the per-block pieces and forward().
 #include "gpt2.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -16,6 +21,7 @@
 #include "ops.hpp"
 #include "safetensors.hpp"
 #include "synthetic.hpp"
+#include "synthetic_file.hpp"
 #include "tensors.hpp"
 #include "threads.hpp"
 
@@ -172,6 +178,20 @@ class Arena {
 
 // Offsets in floats, each tensor starting on a 64-byte boundary.
 size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+size_t stored_floats(const TensorSpec& spec);
+
+// Where each tensor of `ids` (in that order) starts in the arena; `total`: its floats.
+std::vector<size_t> arena_offsets(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
+                                  size_t& total) {
+  std::vector<size_t> offset(specs.size());
+  total = 0;
+  for (int id : ids) {
+    offset[id] = total;
+    total += round_up16(stored_floats(specs[id]));
+  }
+  return offset;
+}
 
 // Floats a tensor takes in the arena: matrices in the panel layout (wte transposed).
 size_t stored_floats(const TensorSpec& spec) {
@@ -334,6 +354,7 @@ struct Model::Impl {
   std::unique_ptr<WorkCounters> work;  // set once the config is known
   Weights w;
   Arena arena;                            // weights the model owns
+  std::shared_ptr<void> mapping;          // a weights file mapped read-only, used in place
   std::optional<safetensors::File> file;  // mapped F32 weights used in place
   std::unique_ptr<ThreadPool> pool;
 
@@ -347,13 +368,10 @@ struct Model::Impl {
 
   // Gives the tensors `ids` (in that order) room in the arena, each 16-float aligned, and
   // points the weights at it. Returns each id's offset in the arena.
-  std::vector<size_t> place_in_arena(const std::vector<TensorSpec>& specs, const std::vector<int>& ids) {
-    std::vector<size_t> offset(specs.size());
+  std::vector<size_t> place_in_arena(const std::vector<TensorSpec>& specs,
+                                     const std::vector<int>& ids) {
     size_t total = 0;
-    for (int id : ids) {
-      offset[id] = total;
-      total += round_up16(stored_floats(specs[id]));
-    }
+    const std::vector<size_t> offset = arena_offsets(specs, ids, total);
     arena = Arena(total);
     arena.prefault(*pool);
     for (int id : ids) w.set(specs[id], arena.data() + offset[id], is_matrix(specs[id]));
@@ -400,6 +418,223 @@ Model Model::synthetic(uint64_t seed, const Config& config) {
         synthetic_fill(seed, spec.id, spec.kind, begin, end, out);
       },
       *impl->pool);
+  return Model(std::move(impl));
+}
+
+// ---- synthetic weights kept in a file ----------------------------------------------------
+
+namespace {
+
+constexpr char WEIGHTS_MAGIC[8] = {'K', 'V', 'C', 'S', 'Y', 'N', 'W', '1'};
+constexpr size_t WEIGHTS_HEADER_BYTES = 4096;  // the floats start on a page
+
+struct WeightsHeader {
+  char magic[8];
+  uint64_t seed;
+  int32_t config[6];  // n_layer, n_head, head_dim, d_model, n_ctx, vocab
+  uint64_t floats;    // the arena's floats that follow the header
+  uint64_t layout;    // layout_signature()
+  uint64_t digest;    // floats_digest() of those floats
+};
+
+// A hash of how the arena is laid out (tensor ids, sizes and offsets, the panel width) and
+// of the generator (a few of its values): a file from another layout or formula differs.
+uint64_t layout_signature(const std::vector<TensorSpec>& specs, const std::vector<size_t>& offset,
+                          uint64_t seed) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix_in = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix_in(static_cast<uint64_t>(kernels::PANEL));
+  for (const TensorSpec& s : specs) {
+    mix_in(static_cast<uint64_t>(s.id));
+    mix_in(static_cast<uint64_t>(s.numel()));
+    mix_in(offset[s.id]);
+    const float v = synthetic_value(seed, s.id, s.kind, 0);
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    mix_in(bits);
+  }
+  return h;
+}
+
+// Four interleaved FNV-style lanes over 64-bit words: every byte counts.
+uint64_t floats_digest(const float* data, size_t n_floats) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(data);
+  const size_t bytes = n_floats * sizeof(float), words = bytes / 8;
+  uint64_t lane[4] = {1469598103934665603ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull,
+                      0x94d049bb133111ebull};
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+    uint64_t& l = lane[i & 3];
+    l = (l ^ w) * 0x100000001b3ull;
+    l ^= l >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + 8 * words, bytes - 8 * words);
+  uint64_t h = tail ^ bytes;
+  for (uint64_t l : lane) h = (h ^ l) * 0x100000001b3ull;
+  return h;
+}
+
+ModelError weights_file_error(const std::string& path, const std::string& why) {
+  return ModelError("weights file '" + path + "': " + why);
+}
+
+struct ArenaPlan {
+  std::vector<TensorSpec> specs;
+  std::vector<int> order;
+  std::vector<size_t> offset;
+  size_t floats = 0;
+  uint64_t layout = 0;
+};
+
+ArenaPlan arena_plan(uint64_t seed, const Config& config) {
+  ArenaPlan a;
+  a.specs = tensor_specs(config);  // validates
+  a.order = storage_order(a.specs);
+  a.offset = arena_offsets(a.specs, a.order, a.floats);
+  a.layout = layout_signature(a.specs, a.offset, seed);
+  return a;
+}
+
+WeightsHeader expected_header(uint64_t seed, const Config& c, const ArenaPlan& a) {
+  WeightsHeader h{};
+  std::memcpy(h.magic, WEIGHTS_MAGIC, sizeof h.magic);
+  h.seed = seed;
+  const int32_t cfg[6] = {c.n_layer, c.n_head, c.head_dim, c.d_model, c.n_ctx, c.vocab};
+  std::memcpy(h.config, cfg, sizeof cfg);
+  h.floats = a.floats;
+  h.layout = a.layout;
+  return h;
+}
+
+// The header's fields against what (seed, config) needs; "" when they agree.
+std::string header_problem(const WeightsHeader& got, const WeightsHeader& want) {
+  if (std::memcmp(got.magic, want.magic, sizeof got.magic) != 0)
+    return "not a synthetic weights file (bad magic)";
+  if (got.seed != want.seed)
+    return "made for seed " + std::to_string(got.seed) + ", not " + std::to_string(want.seed);
+  if (std::memcmp(got.config, want.config, sizeof got.config) != 0)
+    return "made for another model shape";
+  if (got.floats != want.floats || got.layout != want.layout)
+    return "made by another version of the model (its layout or generator differs): it is stale";
+  return "";
+}
+
+// A file mapped read-only, unmapped when the last owner lets go.
+std::shared_ptr<void> map_file(const std::string& path, size_t& bytes, bool populate) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw weights_file_error(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(WEIGHTS_HEADER_BYTES)) {
+    ::close(fd);
+    throw weights_file_error(path, "shorter than its header: cut off?");
+  }
+  bytes = static_cast<size_t>(st.st_size);
+  void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED)
+    throw weights_file_error(path, std::string("cannot map: ") + std::strerror(errno));
+  return std::shared_ptr<void>(p, [bytes](void* q) { ::munmap(q, bytes); });
+}
+
+// Where HF element `i` of tensor `s` is in the arena (the layout fill() writes).
+size_t arena_index(const TensorSpec& s, size_t offset, uint64_t i) {
+  if (!is_matrix(s)) return offset + static_cast<size_t>(i);
+  const int64_t cols = s.shape[1];
+  const int k = static_cast<int>(static_cast<int64_t>(i) / cols),
+            j = static_cast<int>(static_cast<int64_t>(i) % cols);
+  if (s.id != 0) return offset + kernels::panel_index(static_cast<int>(s.shape[0]), k, j);
+  // wte [vocab, d_model] is stored transposed: W[c][v] of a [d_model, vocab] matrix.
+  return offset + kernels::panel_index(static_cast<int>(cols), j, k);
+}
+
+// Spot checks: 33 elements of every tensor, spread over it, against the generator.
+std::string sample_problem(const float* floats, const ArenaPlan& a, uint64_t seed) {
+  constexpr int SAMPLES = 33;
+  for (const TensorSpec& s : a.specs) {
+    const uint64_t n = static_cast<uint64_t>(s.numel());
+    for (int k = 0; k < SAMPLES; ++k) {
+      const uint64_t i = n <= 1 ? 0 : (n - 1) * static_cast<uint64_t>(k) / (SAMPLES - 1);
+      const float want = synthetic_value(seed, s.id, s.kind, i);
+      const float got = floats[arena_index(s, a.offset[s.id], i)];
+      if (std::memcmp(&want, &got, sizeof want) != 0)
+        return "element " + std::to_string(i) + " of " + s.name +
+               " is not the generator's: the file is corrupt";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void write_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
+  const Model model = Model::synthetic(seed, config);
+  const std::span<const float> arena = detail::Access::owned_weights(model);
+  const ArenaPlan a = arena_plan(seed, config);
+  if (a.floats != arena.size())
+    throw weights_file_error(path, "the arena's size is not the plan's");
+  WeightsHeader h = expected_header(seed, config, a);
+  h.digest = floats_digest(arena.data(), a.floats);
+  std::vector<char> header(WEIGHTS_HEADER_BYTES, 0);
+  std::memcpy(header.data(), &h, sizeof h);
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw weights_file_error(tmp, std::string("cannot create: ") + std::strerror(errno));
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  ok = ok && std::fwrite(arena.data(), sizeof(float), a.floats, f) == a.floats;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw weights_file_error(path, std::string("cannot write: ") + std::strerror(errno));
+  }
+  verify_synthetic_file(path, seed, config);
+}
+
+void verify_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
+  const ArenaPlan a = arena_plan(seed, config);
+  size_t bytes = 0;
+  const std::shared_ptr<void> map = map_file(path, bytes, false);
+  WeightsHeader h{};
+  std::memcpy(&h, map.get(), sizeof h);
+  const WeightsHeader want = expected_header(seed, config, a);
+  if (const std::string p = header_problem(h, want); !p.empty()) throw weights_file_error(path, p);
+  if (bytes != WEIGHTS_HEADER_BYTES + a.floats * sizeof(float))
+    throw weights_file_error(path, "has the wrong size: cut off?");
+  const float* floats =
+      reinterpret_cast<const float*>(static_cast<const char*>(map.get()) + WEIGHTS_HEADER_BYTES);
+  if (floats_digest(floats, a.floats) != h.digest)
+    throw weights_file_error(path, "its floats do not match its digest: corrupt");
+  if (const std::string p = sample_problem(floats, a, seed); !p.empty())
+    throw weights_file_error(path, p);
+}
+
+Model map_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
+  const ArenaPlan a = arena_plan(seed, config);
+  size_t bytes = 0;
+  std::shared_ptr<void> map = map_file(path, bytes, true);
+  WeightsHeader h{};
+  std::memcpy(&h, map.get(), sizeof h);
+  if (const std::string p = header_problem(h, expected_header(seed, config, a)); !p.empty())
+    throw weights_file_error(path, p);
+  if (bytes != WEIGHTS_HEADER_BYTES + a.floats * sizeof(float))
+    throw weights_file_error(path, "has the wrong size: cut off?");
+  const float* floats =
+      reinterpret_cast<const float*>(static_cast<const char*>(map.get()) + WEIGHTS_HEADER_BYTES);
+  if (const std::string p = sample_problem(floats, a, seed); !p.empty())
+    throw weights_file_error(path, p);
+  return detail::Access::on_mapped_weights(config, std::move(map), floats);
+}
+
+Model detail::Access::on_mapped_weights(const Config& config, std::shared_ptr<void> mapping,
+                                        const float* floats) {
+  const std::vector<TensorSpec> specs = tensor_specs(config);
+  const std::vector<int> order = storage_order(specs);
+  size_t total = 0;
+  const std::vector<size_t> offset = arena_offsets(specs, order, total);
+  auto impl = std::make_unique<Model::Impl>(config);
+  for (int id : order) impl->w.set(specs[id], floats + offset[id], is_matrix(specs[id]));
+  impl->mapping = std::move(mapping);
   return Model(std::move(impl));
 }
 

@@ -1,39 +1,46 @@
 #!/usr/bin/env bash
-# Measures the learner's loop: the time from saving a learner file to the verdict printed
-# by `grader --watch`, for several edits, and reports the median of each stage, then a
-# table of the medians against the goals.
+# Measures the learner's loop: the time from saving a file to the verdict printed by
+# `grader --watch`, for several edits, and reports the median of each stage; then a table
+# of the medians against the goal (1 s), beside the CPU seconds of one grading of the
+# stage (`grader --stage S`, grader and runner: user + system) and of one save's round
+# (the rebuild and the grading, read from the watching grader's /proc/PID/stat).
 #
-#   scripts/latency.sh [--build-dir DIR] [--edits N] [STAGE...]
+#   scripts/latency.sh [--build-dir DIR] [--edits N] [--impl reference|learner] [STAGE...]
 #
-# STAGE defaults to the five stages of the KV cache itself (cache-structure to
-# prefix-reuse). The build folder (default build/) must hold a built grader; the rebuild
-# is the real one, `cmake --build DIR --target runner-learner`.
+# STAGE defaults to all ten stages. --impl reference (the default) edits and grades the
+# reference solution (reference/*.cpp, runner-reference), so that every stage passes and
+# its whole grading is measured; --impl learner edits src/ and grades your runner (the
+# skeleton fails fast: "not implemented yet"). The build folder (default build/) must hold
+# a built grader; the rebuild is the real one, `cmake --build DIR --target runner-IMPL`.
 #
-# Each edit appends a comment line to the stage's learner file (src/kvcache.cpp or
-# src/decode.cpp), a real content change that the runner must be rebuilt for. The file is
-# copied first and put back afterwards, however the script ends (except kill -9); the
-# script then checks that it is byte for byte the original. Progress goes to a temporary
-# file, so the learner's own is untouched. Goals (2-core machine): <= 1 s for stages 1-2,
-# <= 1.5 s for stages 3-5. Exit status 0 whether or not they are met (a measurement).
+# Each edit appends a comment line to the stage's file (e.g. reference/decode.cpp), a real
+# content change that the runner must be rebuilt for. The file is copied first and put
+# back afterwards, however the script ends (except kill -9); the script then checks that
+# it is byte for byte the original. Progress goes to a temporary file, so the learner's
+# own is untouched. Exit status 0 whether or not the goal is met (a measurement).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir="$root/build"
 edits=7
+impl=reference
 stages=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
     --edits) edits=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --impl) impl=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) stages+=("$1"); shift ;;
   esac
 done
 grader="$build_dir/bin/grader"
 [[ -x "$grader" ]] || { echo "latency: $grader is missing: build first (cmake --build $build_dir)" >&2; exit 2; }
 
+[[ "$impl" == reference || "$impl" == learner ]] || { echo "latency: --impl reference or learner" >&2; exit 2; }
 if [[ ${#stages[@]} -eq 0 ]]; then
-  stages=(cache-structure multi-layer-cache one-token prefill prefix-reuse)
+  stages=(cache-structure multi-layer-cache one-token prefill prefix-reuse rollback paged-cache prefix-cache
+          continuous-batching generate)
 fi
 
 work=$(mktemp -d)
@@ -69,11 +76,29 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
+# The file a stage's learner edits (stages/manifest.json), in src/ or reference/.
 learner_file() {
+  local folder=src name
+  [[ "$impl" == reference ]] && folder=reference
   case "$1" in
-    cache-structure|multi-layer-cache) echo "$root/src/kvcache.cpp" ;;
-    *) echo "$root/src/decode.cpp" ;;
+    cache-structure|multi-layer-cache|rollback) name=kvcache.cpp ;;
+    paged-cache) name=paged.cpp ;;
+    prefix-cache) name=prefix_cache.cpp ;;
+    continuous-batching) name=batching.cpp ;;
+    *) name=decode.cpp ;;
   esac
+  echo "$root/$folder/$name"
+}
+
+# CPU seconds (user + system) a process and the children it waited for have used.
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.3f\n", ($12 + $13 + $14 + $15) / hz }' "/proc/$1/stat"; }
+# CPU seconds of one grading of stage $1: grader and runner (the runner is waited for).
+grade_cpu() {
+  # The file was just put back: the first run rebuilds the runner, the second is timed.
+  KVCOURSE_PROGRESS="$work/progress.json" "$grader" --impl "$impl" --stage "$1" --rebuild >/dev/null 2>&1 || true
+  KVCOURSE_PROGRESS="$work/progress.json" /usr/bin/time -f '%U %S' -o "$work/time" \
+    "$grader" --impl "$impl" --stage "$1" --no-times >/dev/null 2>&1 || true
+  awk '{ printf "%.2f\n", $1 + $2 }' "$work/time"
 }
 
 # Reads the grader's output (fd 3) until the footer that ends a verdict; keeps the
@@ -92,8 +117,10 @@ wait_verdict() {
 ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 + 0.5 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "Save -> verdict in watch mode ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
+echo "Save -> verdict in watch mode, --impl $impl ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
 medians=()
+grade_cpus=()
+round_cpus=()
 for stage in "${stages[@]}"; do
   file=$(learner_file "$stage")
   edited=${file#"$root"/}
@@ -102,7 +129,7 @@ for stage in "${stages[@]}"; do
   probes=0
   mkfifo "$work/out"
   KVCOURSE_PROGRESS="$work/progress.json" NO_COLOR=1 \
-    "$grader" --stage "$stage" --watch </dev/null >"$work/out" 2>&1 &
+    "$grader" --impl "$impl" --stage "$stage" --watch </dev/null >"$work/out" 2>&1 &
   grader_pid=$!
   exec 3<"$work/out"
   last_timing=""
@@ -110,13 +137,16 @@ for stage in "${stages[@]}"; do
 
   samples=()
   timings=()
+  cpus=()
   for ((i = 1; i <= edits; i++)); do
     sleep 0.5
+    c0=$(cpu_of "$grader_pid")
     t0=$EPOCHREALTIME
     printf '// latency probe %d\n' "$i" >>"$file"
     probes=$i
     wait_verdict 120 || { echo "latency: no verdict after edit $i of $stage" >&2; exit 1; }
     t1=$EPOCHREALTIME
+    cpus+=("$(awk -v a="$c0" -v b="$(cpu_of "$grader_pid")" 'BEGIN { printf "%.2f", b - a }')")
     samples+=("$(ms_between "$t0" "$t1")")
     timings+=("${last_timing#*). }")
   done
@@ -126,26 +156,24 @@ for stage in "${stages[@]}"; do
 
   echo
   echo "$stage (edits to $edited):"
-  for ((i = 0; i < edits; i++)); do printf '  edit %d: %5d ms   (%s)\n' $((i + 1)) "${samples[$i]}" "${timings[$i]}"; done
+  for ((i = 0; i < edits; i++)); do
+    printf '  edit %d: %5d ms, %5.2f CPU-s   (%s)\n' $((i + 1)) "${samples[$i]}" "${cpus[$i]}" "${timings[$i]}"
+  done
   medians+=("$(printf '%s\n' "${samples[@]}" | median)")
+  round_cpus+=("$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')")
+  grade_cpus+=("$(grade_cpu "$stage")")
   printf '  median %d ms, min %d ms, max %d ms\n' \
     "${medians[-1]}" \
     "$(printf '%s\n' "${samples[@]}" | sort -n | head -1)" \
     "$(printf '%s\n' "${samples[@]}" | sort -n | tail -1)"
 done
 
-# goal_ms STAGE: the save -> verdict goal of a stage.
-goal_ms() {
-  case "$1" in
-    cache-structure|multi-layer-cache) echo 1000 ;;
-    *) echo 1500 ;;
-  esac
-}
+goal=1000  # ms, save -> verdict, every stage
 echo
-printf '%-22s %10s %8s  %s\n' stage median goal ""
+printf '%-22s %10s %8s %5s %12s %12s\n' stage median goal "" "grade CPU-s" "round CPU-s"
 for i in "${!stages[@]}"; do
-  goal=$(goal_ms "${stages[$i]}")
   verdict="met"
   (( medians[i] <= goal )) || verdict="OVER"
-  printf '%-22s %7d ms %5d ms  %s\n' "${stages[$i]}" "${medians[$i]}" "$goal" "$verdict"
+  printf '%-22s %7d ms %5d ms %5s %12s %12s\n' "${stages[$i]}" "${medians[$i]}" "$goal" "$verdict" \
+    "${grade_cpus[$i]}" "${round_cpus[$i]}"
 done

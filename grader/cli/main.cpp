@@ -63,9 +63,9 @@ struct Cli {
   uint64_t seed = 0;
   bool seed_given = false;
   bool all = false, list = false, no_times = false, hint = false;
-  double timeout_s = 5.0;
+  double timeout_s = 0;  // --timeout: an explicit CPU budget per case (0: derived per case)
   // The learner's loop.
-  bool watch = false, poll = false, rebuild = false;
+  bool watch = false, poll = false, rebuild = false, no_rebuild = false;
   std::vector<std::string> watch_dirs;
   std::string build_dir, rebuild_command, rebuild_target;
   int max_rounds = 0;
@@ -247,7 +247,10 @@ void add_options(CLI::App& app, Cli& cli) {
       ->check(CLI::Range(1, 20));
   app.add_option("--seed", cli.seed, "With --random: the draw's seed (default: from the clock; always reported)")
       ->needs(random);
-  app.add_option("--timeout", cli.timeout_s, "Seconds allowed per case")
+  app.add_option(
+         "--timeout", cli.timeout_s,
+         "CPU seconds each case may use (default: derived from the case's work, 3 + 0.25 per token "
+         "it puts through the model; the wall clock waits ten times as long)")
       ->check(CLI::PositiveNumber);
   app.add_option("--case", cli.only_case,
                  "Grade only this case (of --stage, or of whichever stage has a case of that name)");
@@ -265,8 +268,14 @@ void add_options(CLI::App& app, Cli& cli) {
                "(keys: n next stage, e next failure, h hint, l list, v verdict, r rerun, q quit)");
   app.add_flag("--poll", cli.poll,
                "With --watch: poll the files every 300 ms instead of using inotify");
-  app.add_flag("--rebuild", cli.rebuild,
-               "Rebuild the runner (incrementally) before grading, as --watch does");
+  auto* rebuild =
+      app.add_flag("--rebuild", cli.rebuild,
+                   "Rebuild the runner (incrementally) before grading, as --watch does (without "
+                   "it, the runner is rebuilt when a file in src/ or adapters/ is newer)");
+  app.add_flag(
+         "--no-rebuild", cli.no_rebuild,
+         "Never rebuild the runner: refuse to grade one older than a file in src/ or adapters/")
+      ->excludes(rebuild);
   app.add_option(
       "--watch-dir", cli.watch_dirs,
       "With --watch: a folder to watch, recursively (repeatable; default src/ and adapters/)");
@@ -342,7 +351,7 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   sandbox::Mode mode = sandbox::Mode::automatic;
   sandbox::parse_mode(cli.sandbox, mode);
   ::setenv("KVCOURSE_SANDBOX", cli.sandbox.c_str(), 1);
-  options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s)};
+  options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s), {}};
   const sandbox::Isolation isolation = sandbox::probe(mode);
   if (mode == sandbox::Mode::strict && !isolation.full())
     error = "--sandbox=strict: the runner cannot be fully isolated here (" + isolation.missing + ")";
@@ -484,7 +493,8 @@ int parse_command_line(int argc, char** argv, Cli& cli) {
 int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output, Run& run) {
   run.options.runner = cli.runner_path;
   run.options.fixtures_root = cli.fixtures_dir;
-  run.options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_s * 1000));
+  run.options.explicit_cpu_seconds = cli.timeout_s;
+  run.options.weights_dir = build_dir(cli) / "weights";
   run.options.only_case = cli.only_case;
   run.options.hidden_root = cli.hidden_dir;
   if (cli.random_count > 0) {
@@ -505,6 +515,26 @@ int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output,
   const char* no_times = std::getenv("KVCOURSE_NO_TIMES");
   run.style.times = !cli.no_times && !(no_times && *no_times && std::string(no_times) != "0");
   return -1;
+}
+
+// The first learner file (below the watched folders) saved after the runner was built;
+// empty when there is none or the runner is missing (starting it will say so).
+std::string newer_source(const Cli& cli) {
+  std::error_code ec;
+  const fs::file_time_type built = fs::last_write_time(cli.runner_path, ec);
+  if (ec) return "";
+  for (const fs::path& root : watch_folders(cli)) {
+    for (fs::recursive_directory_iterator
+             it(root, fs::directory_options::skip_permission_denied, ec),
+         end;
+         !ec && it != end; it.increment(ec)) {
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec) || !is_watched_source(it->path())) continue;
+      const fs::file_time_type saved = fs::last_write_time(it->path(), file_ec);
+      if (!file_ec && saved > built) return it->path().string();
+    }
+  }
+  return "";
 }
 
 // --rebuild: builds the runner first; -1 to go on, else the exit status (a compile error
@@ -562,6 +592,23 @@ int main(int argc, char** argv) {
   if (int status = prepare_run(cli, todo, output, run); status >= 0) return status;
 
   if (cli.watch) return watch(cli, output, todo.front(), run);
+  // Never a verdict on code older than the learner's files: a runner older than one of
+  // them is rebuilt first (where the grader knows how: its own runners, or
+  // --rebuild-command), or, with --no-rebuild, not graded.
+  const bool can_rebuild = default_runner || !cli.rebuild_command.empty();
+  if (!cli.rebuild && can_rebuild) {
+    if (const std::string newer = newer_source(cli); !newer.empty()) {
+      const std::string shown = fs::path(newer).lexically_relative(course_root()).string();
+      const std::string file = shown.empty() || shown.rfind("..", 0) == 0 ? newer : shown;
+      if (cli.no_rebuild)
+        return output.error("the runner " + cli.runner_path + " is older than " + file +
+                            ": it would grade the code as it was before that change. Rebuild it (" +
+                            rebuild_command(cli) +
+                            "), or run without --no-rebuild, which rebuilds it first");
+      std::cerr << "grader: " << file << " changed since the runner was built: rebuilding it\n";
+      cli.rebuild = true;
+    }
+  }
   if (cli.rebuild)
     if (int status = rebuild_first(cli, output); status >= 0) return status;
 

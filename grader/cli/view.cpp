@@ -212,6 +212,10 @@ std::vector<std::string> verdict_frame(const StageResult& r, const TextStyle& st
   std::string tally = r.all_passed() ? paint(color, "32", "all " + std::to_string(r.cases.size()) + " cases pass")
                                      : paint(color, "31", std::to_string(r.passed()) + " of " +
                                                               std::to_string(r.cases.size()) + " cases pass");
+  if (r.partial())
+    tally = paint(color, "33",
+                  std::to_string(r.cases.size()) + " of " + std::to_string(r.expected_cases) +
+                      " cases so far, " + std::to_string(r.passed()) + " pass");
   sections.push_back({{paint(color, "1", title) + " — " + tally + (style.times ? " (" + seconds(r.seconds) + ")" : "")}, 0});
   sections.push_back({case_lines(r, color, failing.size() > 1 ? shown : nullptr), 3});
   if (shown) {

@@ -489,6 +489,17 @@ class Session {
 
   void grade(double build_seconds) {
     GradeOptions options = o_.grade;
+    // The verdict streams: from the first failing case on, each case is drawn as it is
+    // known (a frame without the keys' line: it is not a round's verdict yet).
+    bool failing = false;
+    options.on_case = [&](const StageResult& so_far) {
+      failing = failing || so_far.cases.back().status != CaseStatus::passed;
+      if (!failing) return;
+      last_result_ = so_far;
+      focus_ = 0;
+      footer_ = {"Rebuilt in " + seconds_text(build_seconds) + "; grading the remaining cases…"};
+      show(View::verdict);
+    };
     StageResult result;
     try {
       result = grade_stage(*stage_, options);

@@ -59,7 +59,10 @@ std::vector<Answer> run_variant(const VariantFile& v, const Stage& stage,
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
     Exchange ex = runner.exchange(request.dump(), kCaseTimeout);
     if (ex.outcome != Exchange::Outcome::response) {
-      a.problem = ex.outcome == Exchange::Outcome::timeout ? "it timed out" : "it " + ex.death;
+      a.problem =
+          ex.outcome == Exchange::Outcome::timeout || ex.outcome == Exchange::Outcome::cpu_limit
+              ? "it timed out"
+              : "it " + ex.death;
     } else {
       json response = json::parse(ex.response, nullptr, false);
       const std::string error = expected_error_type(fx);

@@ -1,5 +1,13 @@
 #include "judge/grade.hpp"
 
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
 #include "judge/answer.hpp"
 #include "judge/inputs.hpp"
 #include "sandbox/process.hpp"
@@ -37,12 +45,30 @@ int StageResult::passed() const {
 
 namespace {
 
-constexpr int kSetupTimeoutFactor = 6;  // a stage's setup (the weights) may take this many case timeouts
+constexpr int kSetupFactor = 6;  // with --timeout, a stage's setup may take this many case budgets
 
-std::string seconds_text(std::chrono::milliseconds ms) {
+std::string fixed1(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", double(ms.count()) / 1000.0);
+  std::snprintf(buf, sizeof buf, "%.1f", x);
   return buf;
+}
+
+// Where a case's CPU budget comes from, for its message.
+std::string budget_origin(const CaseBudget& b) {
+  if (!b.derived) return "set by --timeout";
+  char buf[160];
+  std::snprintf(
+      buf, sizeof buf,
+      "%.0f CPU-s, plus %.2f for each of the %lld token ids and list entries of its input",
+      kCaseCpuFloor, kCpuPerToken, static_cast<long long>(b.tokens));
+  return buf;
+}
+
+// The thread's own CPU time, in seconds: what judging an answer costs the grader.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // A case whose adapter must throw (a crop beyond the length): it passes only by throwing
@@ -62,15 +88,25 @@ void judge_expected_error(const std::string& expected_type, const std::string& s
 }
 
 // Turns one exchange with the runner into the case's verdict.
-void judge(const Fixture& fx, const Exchange& ex, const GradeOptions& options, CaseResult& r) {
+void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget, CaseResult& r) {
   r.output = ex.output;
   r.output_truncated = ex.output_truncated;
   r.seconds = ex.seconds;
   switch (ex.outcome) {
+    case Exchange::Outcome::cpu_limit:
+      r.status = CaseStatus::timed_out;
+      r.message =
+          "no answer after " + fixed1(ex.cpu_seconds) + " CPU-s of the " +
+          fixed1(budget.budget.cpu_seconds) + " allowed (" + budget_origin(budget) +
+          "): an endless loop? (`--timeout SECONDS` sets another budget); the runner was stopped";
+      return;
     case Exchange::Outcome::timeout:
       r.status = CaseStatus::timed_out;
-      r.message = "no answer within " + seconds_text(options.timeout) +
-                  " (an endless loop? `--timeout SECONDS` allows more); the runner was stopped";
+      r.message =
+          "no answer after waiting " + fixed1(ex.seconds) + " s, while the runner used " +
+          (ex.cpu_seconds < 0 ? std::string("an unknown amount of") : fixed1(ex.cpu_seconds)) +
+          " CPU-s of the " + fixed1(budget.budget.cpu_seconds) +
+          " allowed: blocked or sleeping? the runner was stopped";
       return;
     case Exchange::Outcome::died:
       r.status = CaseStatus::crashed;
@@ -152,16 +188,57 @@ size_t answer_cap(const Fixture& fx) {
   return 16 * floats + 2 * fx.expected.dump().size() + (1u << 20);
 }
 
-// Parsing and comparing the answer count against the case's time too.
-void judge_within_budget(const Fixture& fx, const Exchange& ex, const GradeOptions& options,
+// Parsing and comparing the answer count against the case's CPU budget too.
+void judge_within_budget(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
                          CaseResult& r) {
   const auto t0 = std::chrono::steady_clock::now();
-  judge(fx, ex, options, r);
+  const double cpu0 = thread_cpu_seconds();
+  judge(fx, ex, budget, r);
   r.seconds = ex.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (r.seconds * 1000 > double(options.timeout.count()) && ex.outcome == Exchange::Outcome::response) {
+  const double cpu = std::max(0.0, ex.cpu_seconds) + thread_cpu_seconds() - cpu0;
+  if (cpu > budget.budget.cpu_seconds && ex.outcome == Exchange::Outcome::response) {
     r.status = CaseStatus::timed_out;
-    r.message = "the answer took more than " + seconds_text(options.timeout) + " to compute and check";
+    r.message = "the answer took " + fixed1(cpu) + " CPU-s to compute and check, more than the " +
+                fixed1(budget.budget.cpu_seconds) + " allowed (" + budget_origin(budget) + ")";
   }
+}
+
+// The weights file for the stage's setup, when the build wrote one (GradeOptions::
+// weights_dir). Its header is checked here (format, seed, size), its contents by the
+// runner that maps it (gpt2::map_synthetic_file). Throws std::runtime_error for a
+// file that is there but not those weights: an error of the course's build.
+std::optional<sandbox::SharedFile> weights_file(const Stage& stage, const GradeOptions& options) {
+  if (options.weights_dir.empty() || !stage.setup.is_object() || !stage.setup.contains("weights"))
+    return {};
+  const json& w = stage.setup["weights"];
+  if (!w.is_object() || w.value("kind", "") != "synthetic" ||
+      w.value("config", "") != "gpt2-small" || !w.contains("seed") ||
+      !w["seed"].is_number_unsigned())
+    return {};
+  const uint64_t seed = w["seed"].get<uint64_t>();
+  const std::string name = "gpt2-small-" + std::to_string(seed) + ".weights";
+  const std::filesystem::path file = options.weights_dir / name;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return {};
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  char header[48] = {};
+  std::ifstream in(file, std::ios::binary);
+  in.read(header, sizeof header);
+  uint64_t file_seed = 0, floats = 0;
+  std::memcpy(&file_seed, header + 8, 8);
+  std::memcpy(&floats, header + 40, 8);
+  std::string problem;
+  if (!in || std::memcmp(header, "KVCSYNW1", 8) != 0)
+    problem = "not a synthetic weights file";
+  else if (file_seed != seed)
+    problem = "made for seed " + std::to_string(file_seed);
+  else if (ec || size != 4096 + 4 * uintmax_t(floats))
+    problem = "its size is not its header's: cut off?";
+  if (!problem.empty())
+    throw std::runtime_error(
+        "the weights file " + file.string() + " is broken (" + problem +
+        "); the build writes it again: cmake --build <build folder> --target weights");
+  return sandbox::SharedFile{std::filesystem::absolute(file).string(), "/weights/" + name};
 }
 
 // The stage's setup (the model's weights): answered "ok", or the reason it was not.
@@ -173,10 +250,15 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
     if (!answer.what.empty()) return "the stage's setup failed: " + answer.what;
     return "the stage's setup got an answer that is not \"ok\"";
   }
-  GradeOptions setup_options = options;
-  setup_options.timeout = kSetupTimeoutFactor * options.timeout;
+  CaseBudget budget;
+  budget.budget = setup_budget(options);
+  budget.derived = false;
   CaseResult r;
-  judge(fx, ex, setup_options, r);
+  judge(fx, ex, budget, r);
+  if (ex.outcome == Exchange::Outcome::cpu_limit)  // not a case's budget: say whose
+    r.message = "no answer after " + fixed1(ex.cpu_seconds) + " CPU-s of the " +
+                fixed1(budget.budget.cpu_seconds) +
+                " the stage's setup may use: an endless loop? the runner was stopped";
   return "while preparing the stage: " + r.message;
 }
 
@@ -202,6 +284,63 @@ std::vector<Fixture> folder_cases(const std::filesystem::path& dir, const std::s
 }
 
 }  // namespace
+
+int64_t input_tokens(const json& input) {
+  int64_t n = 0;
+  std::vector<const json*> todo = {&input};  // a walk without recursion
+  while (!todo.empty()) {
+    const json* j = todo.back();
+    todo.pop_back();
+    if (j->is_array()) {
+      for (const json& x : *j)
+        if (x.is_number_integer())
+          ++n;
+        else if (x.is_structured())
+          todo.push_back(&x);
+    } else if (j->is_object()) {
+      for (const json& x : *j)
+        if (x.is_structured()) todo.push_back(&x);
+      const auto it = j->find("max_new_tokens");
+      if (it != j->end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+        const auto suffixes = j->find("suffixes");
+        const int64_t times =
+            suffixes != j->end() && suffixes->is_array() ? int64_t(suffixes->size()) : 1;
+        n += std::min<int64_t>(it->get<int64_t>(), 1 << 20) * std::max<int64_t>(1, times);
+      }
+    }
+  }
+  return n;
+}
+
+namespace {
+
+std::chrono::milliseconds wall_for(double cpu_seconds, double at_least) {
+  return std::chrono::milliseconds(
+      static_cast<long long>(std::max(at_least, kWallFactor * cpu_seconds) * 1000));
+}
+
+}  // namespace
+
+CaseBudget case_budget(const Fixture& fx, const GradeOptions& options) {
+  CaseBudget b;
+  if (options.explicit_cpu_seconds > 0) {
+    b.derived = false;
+    b.budget = {options.explicit_cpu_seconds, wall_for(options.explicit_cpu_seconds, 0)};
+    return b;
+  }
+  b.tokens = input_tokens(fx.input);
+  const double cpu = std::min(kCaseCpuCeiling, kCaseCpuFloor + kCpuPerToken * double(b.tokens));
+  b.budget = {cpu, wall_for(cpu, 60)};
+  return b;
+}
+
+Budget setup_budget(const GradeOptions& options) {
+  if (options.explicit_cpu_seconds > 0) {
+    const double cpu = kSetupFactor * options.explicit_cpu_seconds;
+    return {cpu, wall_for(cpu, 0)};
+  }
+  return {kSetupCpuSeconds, wall_for(kSetupCpuSeconds, 60)};
+}
 
 StageCases stage_cases(const Stage& stage, const GradeOptions& options) {
   StageCases all;
@@ -245,7 +384,17 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
 
   StageResult result;
   result.stage = &stage;
-  RunnerProcess runner(options.runner, options.sandbox);
+  result.expected_cases = fixtures.size();
+  // The runner serves the whole stage: its CPU limit (the kernel's backstop behind each
+  // case's budget) is the setup's and every case's together.
+  sandbox::Config config = options.sandbox;
+  const std::optional<sandbox::SharedFile> weights = weights_file(stage, options);
+  if (weights) config.files.push_back(*weights);
+  double stage_cpu = stage.setup.empty() ? 0 : setup_budget(options).cpu_seconds;
+  for (const Fixture& fx : fixtures) stage_cpu += case_budget(fx, options).budget.cpu_seconds;
+  config.limits.cpu_seconds =
+      std::max<uint64_t>(config.limits.cpu_seconds, uint64_t(std::ceil(stage_cpu)) + 10);
+  RunnerProcess runner(options.runner, config);
   bool need_setup = !stage.setup.empty();
   std::string setup_failed;  // once the setup failed, it is not tried again
   for (size_t i = 0; i < fixtures.size(); ++i) {
@@ -260,8 +409,11 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
       r.replay = options.random_replay + " --stage " + stage.slug + " --case " + fx.name;
     if (need_setup && setup_failed.empty() && !runner.running()) {
       // Shared state (weights) is prepared once per runner process, with its own time.
-      Exchange setup = runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(),
-                                       kSetupTimeoutFactor * options.timeout);
+      runner.start();
+      json setup_request = {{"type", "setup"}, {"setup", stage.setup}};
+      if (weights)
+        setup_request["setup"]["weights_file"] = sandbox::runner_path(runner.isolation(), *weights);
+      Exchange setup = runner.exchange(setup_request.dump(), setup_budget(options));
       setup_failed = setup_failure(fx, setup, options);
       if (!setup_failed.empty()) {
         r.output = setup.output;
@@ -275,9 +427,11 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
       continue;
     }
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
-    Exchange ex = runner.exchange(request.dump(), options.timeout, answer_cap(fx));
-    judge_within_budget(fx, ex, options, r);
+    const CaseBudget budget = case_budget(fx, options);
+    Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
+    judge_within_budget(fx, ex, budget, r);
     result.cases.push_back(std::move(r));
+    if (options.on_case && result.partial()) options.on_case(result);
   }
   runner.stop();
   identify_mistakes(fixtures, result);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "judge/compare.hpp"
 #include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
+#include "sandbox/process.hpp"
 #include "sandbox/sandbox.hpp"
 
 namespace course {
@@ -51,6 +53,10 @@ struct StageResult {
   std::vector<CaseResult> cases;
   std::vector<Diagnosis> identified;  // mistakes that agree with every graded case that has records
   double seconds = 0;
+  // Every case of the stage: more than cases.size() while the stage is still being graded
+  // (GradeOptions::on_case), when nothing is identified yet.
+  size_t expected_cases = 0;
+  bool partial() const { return expected_cases > cases.size(); }
   int passed() const;
   bool all_passed() const { return !cases.empty() && passed() == int(cases.size()); }
 };
@@ -58,7 +64,14 @@ struct StageResult {
 struct GradeOptions {
   std::string runner;                     // runner executable
   std::filesystem::path fixtures_root;    // folder holding one folder per stage
-  std::chrono::milliseconds timeout{5000};  // per case
+  // Each case's CPU budget in seconds, set explicitly (`grader --timeout SECONDS`); 0: the
+  // budget is derived from the case's work (case_budget).
+  double explicit_cpu_seconds = 0;
+  // The folder of the synthetic weights files the build writes (build/weights:
+  // gpt2-small-<seed>.weights). A stage whose setup names such weights hands its file to
+  // the runner, read-only, which maps it instead of generating them; no file there (or
+  // an empty folder name): the runner generates them.
+  std::filesystem::path weights_dir;
   std::string only_case;                  // grade only this case (empty: all)
   sandbox::Config sandbox;                // how the runner is contained (sandbox.hpp)
   // The hidden set, graded after the visible cases: a folder holding one folder per stage
@@ -67,7 +80,37 @@ struct GradeOptions {
   // Fresh cases of this run, by stage slug, graded last (grader --random; fresh_cases.hpp).
   std::map<std::string, std::vector<Fixture>> random_cases;
   std::string random_replay;  // "grader --random 2 --seed 7": a random case's replay starts so
+  // Called after each case with the results so far (partial(): watch mode shows the first
+  // failure as soon as it is known, and the rest as they come).
+  std::function<void(const StageResult&)> on_case;
 };
+
+// What a case may take (process.hpp's Budget) and where that comes from. Derived: a
+// floor for the runner's start of a case plus an allowance per token the case puts
+// through GPT-2 small (the token ids in its input, and the new tokens it asks for);
+// about ten times what the reference needs here, on a debug build of the learner's code
+// as well. Explicit (--timeout SECONDS): that many CPU seconds. The wall clock is a
+// backstop ten times the CPU budget, at least a minute when derived, for a runner that
+// sleeps or blocks; a machine busy with other work slows the case in wall time, not in
+// CPU time, so a verdict does not depend on the load.
+struct CaseBudget {
+  Budget budget;
+  bool derived = true;
+  int64_t tokens = 0;  // derived: the tokens counted in the input
+};
+inline constexpr double kCaseCpuFloor = 3.0;    // CPU seconds, every case
+inline constexpr double kCpuPerToken = 0.25;    // CPU seconds per token through the model
+inline constexpr double kCaseCpuCeiling = 120;  // CPU seconds, a derived budget at most
+inline constexpr double kWallFactor = 10;       // the wall backstop, times the CPU budget
+inline constexpr double kSetupCpuSeconds = 30;  // the stage's setup (the weights), derived
+CaseBudget case_budget(const Fixture& fx, const GradeOptions& options);
+// The stage's setup (building or mapping the weights): its own budget, six case budgets
+// when explicit.
+Budget setup_budget(const GradeOptions& options);
+// The tokens a case's input puts through the model: every integer in a list, anywhere in
+// the input (token ids, chunks, prompts, drafts), and each "max_new_tokens" once per
+// sequence it is asked for (times the "suffixes" beside it).
+int64_t input_tokens(const json& input);
 
 // Throws FixtureError for a missing or broken fixture (or no case named only_case: the
 // message lists the stage's cases), std::runtime_error when the runner cannot be started:

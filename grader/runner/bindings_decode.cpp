@@ -15,9 +15,10 @@
 #include <memory>
 #include <string>
 
-#include "runner/bindings.hpp"
 #include "course/adapters.hpp"
+#include "runner/bindings.hpp"
 #include "runner/weights.hpp"
+#include "synthetic_file.hpp"
 
 namespace course {
 
@@ -25,7 +26,9 @@ namespace {
 
 std::unique_ptr<gpt2::Model> g_model;
 std::string g_model_spec;
-
+// The synthetic weights as a file, named by the stage's setup ("weights_file"): mapped
+// read-only instead of generated (the same bits: gpt2::map_synthetic_file).
+std::string g_weights_file;
 
 std::vector<std::vector<int>> token_lists(const json& input, const char* name,
                                           const gpt2::Model& model) {
@@ -136,13 +139,19 @@ const gpt2::Model& model_for(const json& weights) {
         "N} weights, not " +
         spec);
   g_model.reset();  // free the old weights first: one GPT-2 small is about 500 MB
-  g_model = std::make_unique<gpt2::Model>(gpt2::Model::synthetic(weights["seed"].get<uint64_t>()));
+  const uint64_t seed = weights["seed"].get<uint64_t>();
+  g_model = std::make_unique<gpt2::Model>(g_weights_file.empty()
+                                              ? gpt2::Model::synthetic(seed)
+                                              : gpt2::map_synthetic_file(g_weights_file, seed));
   g_model_spec = spec;
   return *g_model;
 }
 
 void run_setup(const json& setup) {
-  if (setup.is_object() && setup.contains("weights")) model_for(setup["weights"]);
+  if (!setup.is_object()) return;
+  if (setup.contains("weights_file") && setup["weights_file"].is_string())
+    g_weights_file = setup["weights_file"];
+  if (setup.contains("weights")) model_for(setup["weights"]);
 }
 
 void register_decode_adapters(AdapterTable& table) {

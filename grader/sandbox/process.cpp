@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -74,6 +75,38 @@ std::string describe_status(int status, const CrashSite& site) {
   return "ended (wait status " + std::to_string(status) + ")";
 }
 
+// utime + stime + cutime + cstime of /proc/PID/stat, in seconds (the process's threads
+// together, and the children it waited for); -1 when it cannot be read.
+double process_cpu_seconds(pid_t pid) {
+  if (pid <= 0) return -1;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  // "pid (comm) state ppid ...": the name may hold spaces and parentheses, so the fields
+  // are counted from the last ')'. utime is field 14, stime 15, cutime 16, cstime 17.
+  const char* p = std::strrchr(buf, ')');
+  if (!p) return -1;
+  ++p;
+  int field = 2;
+  unsigned long long ticks = 0;
+  while (*p && field < 17) {
+    while (*p == ' ') ++p;
+    ++field;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(p, &end, 10);
+    if (field >= 14) ticks += v;
+    p = end && end != p ? end : p + std::strcspn(p, " ");
+  }
+  if (field < 17) return -1;
+  static const long hz = ::sysconf(_SC_CLK_TCK);
+  return double(ticks) / double(hz > 0 ? hz : 100);
+}
+
 uint64_t first_request_id() {
   std::random_device rd;
   return (uint64_t(rd()) << 32 | rd()) & 0x0000ffffffffffffull;
@@ -97,7 +130,7 @@ void RunnerProcess::start() {
     throw std::runtime_error("runner " + executable_ + " is missing or not executable (build it first)");
   ::signal(SIGPIPE, SIG_IGN);
   isolation_ = sandbox::probe(config_.mode);
-  sandbox::Spawned s = sandbox::spawn(executable_, isolation_, config_.limits);
+  sandbox::Spawned s = sandbox::spawn(executable_, isolation_, config_.limits, config_.files);
   pid_ = s.pid;
   reaped_ = false;
   supervised_ = s.supervised;
@@ -291,13 +324,23 @@ RunnerProcess::Ready RunnerProcess::wait_and_send(const std::string& frame, size
   return ready;
 }
 
-Exchange RunnerProcess::exchange(const std::string& request, std::chrono::milliseconds timeout,
+double RunnerProcess::cpu_seconds() const {
+  return pid_ > 0 ? process_cpu_seconds(runner_pid_) : -1;
+}
+
+Exchange RunnerProcess::exchange(const std::string& request, const Budget& budget,
                                  size_t max_answer_bytes) {
   using clock = std::chrono::steady_clock;
+  constexpr int kCpuTickMs = 50;  // how often the runner's CPU time is read while it works
   Exchange ex;
   start();
   const auto t0 = clock::now();
-  const auto deadline = t0 + timeout;
+  const auto deadline = t0 + budget.wall;
+  const double cpu0 = cpu_seconds();
+  auto cpu_used = [&] {
+    const double now = cpu_seconds();
+    return now < 0 || cpu0 < 0 ? -1.0 : now - cpu0;
+  };
   const uint64_t id = next_id_++;
   const std::string frame = encode_frame(id, request);
   size_t sent = 0;
@@ -309,7 +352,11 @@ Exchange RunnerProcess::exchange(const std::string& request, std::chrono::millis
   };
   auto finish = [&](Exchange::Outcome outcome) {
     drain_output();
-    if (outcome == Exchange::Outcome::timeout || outcome == Exchange::Outcome::broken) kill_and_reap();
+    // Read before the runner is killed or reaped (its /proc entry goes with it).
+    if (outcome != Exchange::Outcome::cpu_limit) ex.cpu_seconds = cpu_used();
+    if (outcome == Exchange::Outcome::timeout || outcome == Exchange::Outcome::cpu_limit ||
+        outcome == Exchange::Outcome::broken)
+      kill_and_reap();
     if (outcome == Exchange::Outcome::response) end_case();
     ex.outcome = outcome;
     ex.seconds = std::chrono::duration<double>(clock::now() - t0).count();
@@ -326,9 +373,13 @@ Exchange RunnerProcess::exchange(const std::string& request, std::chrono::millis
 
   while (true) {
     auto now = clock::now();
+    if (const double used = cpu_used(); used >= budget.cpu_seconds) {
+      ex.cpu_seconds = used;
+      return finish(Exchange::Outcome::cpu_limit);
+    }
     if (now >= deadline) return finish(Exchange::Outcome::timeout);
     int wait_ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1;
-    const Ready ready = wait_and_send(frame, sent, output_open, wait_ms);
+    const Ready ready = wait_and_send(frame, sent, output_open, std::min(wait_ms, kCpuTickMs));
     if (ready.output) drain_output();
     if (!ready.answer) continue;
     char buf[1 << 16];

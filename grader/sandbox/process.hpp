@@ -31,12 +31,21 @@ struct Captured {
 Captured capture_output(const std::vector<std::string>& args, size_t max_bytes,
                         std::chrono::milliseconds timeout, bool quiet);
 
+// What one exchange may take: CPU time of the runner (user + system, all its threads, as
+// the kernel counts it in /proc/PID/stat), and a wall-clock backstop, many times larger,
+// for a runner that sleeps or blocks instead of computing.
+struct Budget {
+  double cpu_seconds = 5;
+  std::chrono::milliseconds wall{60000};
+};
+
 struct Exchange {
   enum class Outcome {
-    response,  // the answer to this request arrived, whole and alone
-    timeout,   // none within the time allowed; the runner was killed
-    died,      // the runner ended (signal or exit) before answering
-    broken,    // the runner broke the channel (see `problem`); it was killed
+    response,   // the answer to this request arrived, whole and alone
+    cpu_limit,  // the runner used its CPU budget without answering; it was killed
+    timeout,    // the wall-clock backstop passed without an answer; it was killed
+    died,       // the runner ended (signal or exit) before answering
+    broken,     // the runner broke the channel (see `problem`); it was killed
   };
   Outcome outcome = Outcome::died;
   std::string response;   // with Outcome::response
@@ -46,7 +55,8 @@ struct Exchange {
   // (src/kvcache.cpp:31): ...", "exited with status 0 before answering: ...".
   std::string death;
   std::string problem;    // with Outcome::broken: what was wrong with the channel
-  double seconds = 0;
+  double seconds = 0;     // wall-clock time of the exchange
+  double cpu_seconds = 0;  // the runner's CPU time during it (-1: it could not be read)
 };
 
 class RunnerProcess {
@@ -62,10 +72,21 @@ class RunnerProcess {
   bool running() const { return pid_ > 0; }
   const sandbox::Isolation& isolation() const { return isolation_; }
 
-  // Sends one request and waits for its answer, at most `timeout`. An answer whose frame
-  // announces more than `max_answer_bytes` is refused unread (Outcome::broken).
-  Exchange exchange(const std::string& request, std::chrono::milliseconds timeout,
+  // Sends one request and waits for its answer within `budget`: the runner's CPU time is
+  // read every 50 ms (Outcome::cpu_limit past budget.cpu_seconds), the wall clock is the
+  // backstop (Outcome::timeout). An answer whose frame announces more than
+  // `max_answer_bytes` is refused unread (Outcome::broken).
+  Exchange exchange(const std::string& request, const Budget& budget,
                     size_t max_answer_bytes = kMaxMessageBytes);
+  // The same with one limit in seconds for both (the trusted tools: make-fixtures).
+  Exchange exchange(const std::string& request, std::chrono::milliseconds timeout,
+                    size_t max_answer_bytes = kMaxMessageBytes) {
+    return exchange(request, Budget{double(timeout.count()) / 1000.0, timeout}, max_answer_bytes);
+  }
+
+  // The runner's CPU time so far (user + system of all its threads and of the children it
+  // waited for), in seconds; -1 when it cannot be read (no runner, /proc unavailable).
+  double cpu_seconds() const;
 
   // Closes the channel and reaps the child (killing it if it does not leave promptly).
   void stop();

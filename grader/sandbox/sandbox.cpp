@@ -202,7 +202,8 @@ std::vector<std::string> runner_environment(Mode mode) {
   return env;
 }
 
-ChildPlan make_plan(const std::string& executable, const Isolation& iso, const Limits& limits) {
+ChildPlan make_plan(const std::string& executable, const Isolation& iso, const Limits& limits,
+                    const std::vector<SharedFile>& files = {}) {
   ChildPlan plan;
   plan.env = runner_environment(iso.mode);
   for (std::string& var : plan.env) plan.envp.push_back(var.data());
@@ -223,6 +224,8 @@ ChildPlan make_plan(const std::string& executable, const Isolation& iso, const L
       const bool others_can_run = ::stat(executable.c_str(), &st) == 0 && (st.st_mode & S_IROTH) && (st.st_mode & S_IXOTH);
       root.binds.push_back({executable, "/runner", false, !others_can_run});
     }
+    // The course's files the runner reads (the weights), read-only.
+    for (const SharedFile& f : files) root.binds.push_back({f.source, f.inside, false, false});
     plan.steps = plan_root(root);
     plan.executable = "/runner";
     plan.switch_uid = true;
@@ -419,11 +422,16 @@ Isolation probe(Mode mode) {
   return cache[mode] = iso;
 }
 
-Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits) {
+std::string runner_path(const Isolation& iso, const SharedFile& file) {
+  return iso.namespaces ? file.inside : file.source;
+}
+
+Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits,
+              const std::vector<SharedFile>& files) {
   if (iso.mode == Mode::strict && !iso.full())
     throw std::runtime_error("--sandbox=strict: the full isolation is not available (" + iso.missing + ")");
   if (!iso.namespaces && iso.mode != Mode::off) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  ChildPlan plan = make_plan(executable, iso, limits);
+  ChildPlan plan = make_plan(executable, iso, limits, files);
   Pipes p = open_pipes();
   Spawned s;
   try {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace course::sandbox {
 
@@ -38,9 +39,18 @@ struct Limits {
 // number of cores (threads); the rest are fixed.
 Limits limits_for_timeout(double timeout_seconds);
 
+// A file of the course the runner may read (the synthetic weights, grader/COST.md): bound
+// read-only at `inside` in the namespaces' file system; elsewhere the runner reads
+// `source` itself.
+struct SharedFile {
+  std::string source;  // absolute path outside
+  std::string inside;  // absolute path in the sandbox's root
+};
+
 struct Config {
   Mode mode = Mode::automatic;
   Limits limits;
+  std::vector<SharedFile> files;
 };
 
 // The isolation a runner gets on this machine with this mode.
@@ -57,6 +67,9 @@ struct Isolation {
   // 64999, limits" or "sandbox: degraded (...)".
   std::string describe() const;
 };
+
+// Where a runner with isolation `iso` finds `file`.
+std::string runner_path(const Isolation& iso, const SharedFile& file);
 
 // Tries the full isolation once (a child that builds the sandbox and exits) and caches
 // what it found. `strict` or not, the answer is the same; the caller decides.
@@ -79,7 +92,8 @@ struct Spawned {
 
 // Starts `executable` with the isolation `iso` and `limits`. Throws std::runtime_error
 // naming the step that failed.
-Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits);
+Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits,
+              const std::vector<SharedFile>& files = {});
 
 // Kills every live process below `root` but `keep`, whose own descendants die too, until
 // none is left; with `reap`, waits for those that are the caller's children. Between

@@ -20,6 +20,7 @@
 //   fork_bomb     forks until it cannot, every child in a session of its own
 //   alloc         allocates and touches 6 GB
 //   spin          an endless loop
+//   sleep         sleeps for ever (pause), using no CPU
 //   fill_disk     writes one file until the file system or the limit stops it
 //   escapes       prints terminal escape sequences and a fake "PASS" line
 //   network       connects to 127.0.0.1:$KVCOURSE_HOSTILE_PORT and to the abstract unix
@@ -256,6 +257,8 @@ bool attack_channel(uint64_t id, const json& request) {
     for (uint64_t sent = 0; sent < floats; sent += 16384) write_all(4, chunk);
     return true;
   }
+  if (g_mode == "sleep")
+    while (true) ::pause();
   if (g_mode == "spin") {
     volatile unsigned long spins = 0;
     while (true) spins = spins + 1;

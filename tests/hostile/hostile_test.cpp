@@ -248,6 +248,33 @@ TEST_F(hostile, a_cpu_spin_times_out_and_is_killed) {
   Graded g = grade("spin", dir_, "--timeout 1");
   expect_clean(g);
   EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
+  EXPECT_TRUE(
+      contains(g.case_text(1), "CPU-s of the 1.0 allowed (set by --timeout): an endless loop?"))
+      << g.case_text(1);
+  EXPECT_EQ(g.passed(), stage_cases() - 1);
+}
+
+// Without --timeout the budget comes from the case: 3 CPU-s and 0.25 for each of the two
+// list entries of 02-one-append's plan.
+TEST_F(hostile, a_cpu_spin_is_stopped_at_the_cases_derived_cpu_budget) {
+  Graded g = grade("spin", dir_);
+  expect_clean(g);
+  EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
+  EXPECT_TRUE(contains(g.case_text(1),
+                       "CPU-s of the 3.5 allowed (3 CPU-s, plus 0.25 for each of the 2 token ids"))
+      << g.case_text(1);
+  EXPECT_EQ(g.passed(), stage_cases() - 1);
+}
+
+TEST_F(hostile, a_sleep_is_stopped_by_the_wall_clock_backstop) {
+  Graded g = grade("sleep", dir_, "--timeout 0.2");
+  expect_clean(g);
+  EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
+  EXPECT_TRUE(
+      contains(g.case_text(1),
+               "no answer after waiting 2.0 s, while the runner used 0.0 CPU-s of the 0.2 allowed: "
+               "blocked or sleeping?"))
+      << g.case_text(1);
   EXPECT_EQ(g.passed(), stage_cases() - 1);
 }
 

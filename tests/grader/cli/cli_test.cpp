@@ -121,7 +121,9 @@ TEST(grader_cli, a_hang_times_out_and_leaves_no_process_behind) {
   const std::string mark = "KVCOURSE_TEST_MARK=" + testing_support::unique_token();
   auto r = run(mark + " " + misbehaving("hang", "--timeout 0.5", state));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "no answer within 0.5 s")) << r.output;
+  // The hang is a spin: the runner's CPU budget (--timeout) stops it, not the wall clock.
+  EXPECT_TRUE(contains(r.output, "CPU-s of the 0.5 allowed (set by --timeout): an endless loop?"))
+      << r.output;
   EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
   EXPECT_EQ(testing_support::processes_with_environment(mark), std::vector<int>{}) << "a runner is still alive";
 }
@@ -371,4 +373,60 @@ TEST(grader_cli, no_times_leaves_out_every_duration) {
   }
   auto timed = run(grader("--impl reference --stage multi-layer-cache", state));
   EXPECT_TRUE(contains(timed.output, "All 8 cases pass. (")) << timed.output;
+}
+
+// A plain `grader` never grades code older than the learner's files: a runner older than
+// a file in the watched folders is rebuilt first; --no-rebuild refuses to grade it. Here
+// the "runner" starts as the skeleton and its rebuild command puts the reference in its
+// place, so the verdict tells which one was graded.
+TEST(grader_cli, a_runner_older_than_a_learner_file_is_rebuilt_before_grading) {
+  namespace fs = std::filesystem;
+  TempDir state, dir;
+  fs::create_directories(dir / "src");
+  const fs::path runner = dir / "runner";
+  fs::copy_file(bin("runner-learner"), runner);
+  testing_support::write_file(dir / "src" / "kvcache.cpp", "// just edited\n");
+  fs::last_write_time(runner,
+                      fs::last_write_time(dir / "src" / "kvcache.cpp") - std::chrono::seconds(60));
+  const std::string common = "--runner " + runner.string() + " --watch-dir " +
+                             (dir / "src").string() + " --stage cache-structure --rebuild-command ";
+  const std::string rebuild = "'cp " + bin("runner-reference") + " " + runner.string() + "'";
+
+  auto r = run(grader(common + rebuild + " --no-rebuild", state));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "is older than " + (dir / "src" / "kvcache.cpp").string()))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "it would grade the code as it was before that change"))
+      << r.output;
+
+  r = run(grader(common + rebuild, state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "changed since the runner was built: rebuilding it")) << r.output;
+  EXPECT_TRUE(contains(r.output, "All 10 cases pass.")) << r.output;
+
+  // Now the runner is the newer: no rebuild (this command would fail the run).
+  r = run(grader(common + "false", state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "rebuilding")) << r.output;
+}
+
+// The decode stages' weights file (build/weights) is the course's: one that is not those
+// weights stops the grading (exit 2) naming it, never a learner's failed case.
+TEST(grader_cli, a_broken_weights_file_stops_the_grading_naming_it) {
+  TempDir state, build;
+  std::filesystem::create_directories(build / "weights");
+  const std::filesystem::path file = build / "weights" / "gpt2-small-2026.weights";
+  testing_support::write_file(file, std::string(8192, 'x'));
+  auto r = run(
+      grader("--impl reference --stage one-token --no-rebuild --build-dir " + build.path().string(),
+             state));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(
+      r.output, "the weights file " + file.string() + " is broken (not a synthetic weights file)"))
+      << r.output;
+  // A stage without weights does not read it.
+  r = run(grader(
+      "--impl reference --stage cache-structure --no-rebuild --build-dir " + build.path().string(),
+      state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }

@@ -107,3 +107,19 @@ TEST(view, wraps_text_at_spaces) {
   EXPECT_EQ(lines[1], "  three");
   EXPECT_EQ(lines[2], "  four five");
 }
+
+// Watch mode streams the verdict: from the first failing case on, the frame shows the
+// cases graded so far and says that the others are still being graded.
+TEST(view, a_stage_still_being_graded_shows_its_first_failure_and_says_so) {
+  StageResult r = busy_result();
+  r.expected_cases = r.cases.size() + 2;
+  r.cases.resize(6);  // 5 passed, then the first failure
+  std::vector<std::string> frame = verdict_frame(r, TextStyle{}, Screen{24, 80}, 0, {"grading"});
+  EXPECT_TRUE(has(frame, "6 of 10 cases so far, 5 pass")) << "the tally says it is not over";
+  EXPECT_TRUE(has(frame, "06-case")) << "the first failure is shown in full";
+  EXPECT_TRUE(has(frame, "logits: 3 of 3 rows"));
+  r.cases.resize(5);
+  r.expected_cases = 0;  // finished: the usual tally
+  frame = verdict_frame(r, TextStyle{}, Screen{24, 80}, 0, {"keys"});
+  EXPECT_TRUE(has(frame, "all 5 cases pass"));
+}

@@ -1,0 +1,34 @@
+// Model::synthetic's weights kept in a file, so that a program that needs them often (the
+// course's runners, one per stage) maps them instead of generating 124M floats each time.
+//
+// The file holds the weights as the model stores them: a 4 KiB header (format, seed,
+// config, a signature of the layout and the generator, a digest of the floats), then the
+// floats in the model's own layout (matrices in panels, wte transposed). Mapped, they are
+// used in place: the same bits as Model::synthetic(seed, config).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpt2.hpp"
+
+namespace gpt2 {
+
+// Writes synthetic(seed, config)'s weights to `path` (a temporary file renamed into
+// place), then checks it with verify_synthetic_file.
+void write_synthetic_file(const std::string& path, uint64_t seed,
+                          const Config& config = gpt2_small());
+
+// Reads every byte of the file against its digest, its header against (seed, config), and
+// samples of every tensor against the generator.
+void verify_synthetic_file(const std::string& path, uint64_t seed,
+                           const Config& config = gpt2_small());
+
+// The model on the file's weights, mapped read-only. Checks the header (format, seed,
+// config, layout and generator), the size, and 33 elements of every tensor against the
+// generator: a stale or cut file is refused, a flipped bit elsewhere is not seen (the
+// digest is verify_synthetic_file's).
+Model map_synthetic_file(const std::string& path, uint64_t seed,
+                         const Config& config = gpt2_small());
+
+}  // namespace gpt2
