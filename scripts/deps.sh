@@ -9,7 +9,7 @@
 set -euo pipefail
 
 packages=(g++ make cmake nlohmann-json3-dev libcli11-dev zlib1g-dev libgtest-dev libpcre2-dev
-  libtinyxml2-dev "$@")
+  libtinyxml2-dev libseccomp-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
