@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -398,19 +399,37 @@ std::string random_line(const Cli& cli) {
          std::to_string(cli.seed) + " (replay: " + random_replay(cli.random_count, cli.seed) + ")";
 }
 
+// What the learner's compile had (--rebuild), from sandbox-compile's report: "" when
+// nothing was compiled.
+std::string g_compile_sandbox;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // The isolation, as the JSON documents carry it.
 json sandbox_json(const sandbox::Isolation& isolation) {
-  return {{"mode", isolation.name()},
-          {"protected", isolation.protects()},
-          {"full", isolation.full()},
-          {"isolation", isolation.describe()}};
+  json j = {{"mode", isolation.name()},
+            {"protected", isolation.protects()},
+            {"full", isolation.full()},
+            {"isolation", isolation.describe()}};
+  if (!g_compile_sandbox.empty()) j["compile"] = g_compile_sandbox;
+  return j;
+}
+
+// The isolation line of the text and Gradescope documents, with the compile's.
+std::string sandbox_lines(const sandbox::Isolation& isolation) {
+  return isolation.describe() + (g_compile_sandbox.empty() ? "" : "\n" + g_compile_sandbox);
 }
 
 // The results in the chosen format, with the isolation the runners had.
 void write_results(std::ostream& out, const Cli& cli, const std::vector<StageResult>& results,
                    const sandbox::Isolation& isolation) {
   const std::string& format = cli.format;
-  if (format == "text") out << isolation.describe() << "\n";
+  if (format == "text") out << sandbox_lines(isolation) << "\n";
   if (format == "text" && cli.random_count > 0) out << random_line(cli) << "\n";
   if (format == "json") {
     json document = results_json(results);
@@ -423,7 +442,7 @@ void write_results(std::ostream& out, const Cli& cli, const std::vector<StageRes
   }
   if (format == "gradescope") {
     json document = gradescope_results(results, seconds_since_start());
-    document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe() +
+    document["output"] = document["output"].get<std::string>() + "\n" + sandbox_lines(isolation) +
                          (cli.random_count > 0 ? "\n" + random_line(cli) : "");
     document["extra_data"] = {{"sandbox", sandbox_json(isolation)}};
     out << dump_json(document) << "\n";
@@ -550,7 +569,22 @@ int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output,
 // --rebuild: builds the runner first; -1 to go on, else the exit status (a compile error
 // reported as the format asks).
 int rebuild_first(const Cli& cli, Output& output) {
+  // Each compile of the learner's code says its isolation in this file (sandbox-compile).
+  char report[] = "/tmp/kvcourse-compile-XXXXXX";
+  const int fd = ::mkstemp(report);
+  if (fd >= 0) {
+    ::close(fd);
+    ::setenv("KVCOURSE_COMPILE_REPORT", report, 1);
+  }
   BuildResult build = run_build(rebuild_command(cli));
+  if (fd >= 0) {
+    std::istringstream lines(read_text(report));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && g_compile_sandbox.find(line) == std::string::npos)
+        g_compile_sandbox += (g_compile_sandbox.empty() ? "" : "; ") + line;
+    ::unlink(report);
+    ::unsetenv("KVCOURSE_COMPILE_REPORT");
+  }
   if (build.ok) return -1;
   std::string errors = trim_compiler_output(build.output, watch_folders(cli));
   if (cli.format != "text") return output.compile_error(errors);

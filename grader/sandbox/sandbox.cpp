@@ -220,6 +220,7 @@ struct UidFolders {
   uint32_t uid = 0;
   uint64_t quota = 0;
   bool watching = false;
+  std::string kill_reason;
 };
 
 UidFolders& uid_folders() {
@@ -287,7 +288,15 @@ void watch_disk() {
       struct stat st;
       if (::lstat(it->path().c_str(), &st) == 0) bytes += uint64_t(st.st_blocks) * 512;
     }
-    if (bytes > quota) kill_uid(uid);
+    if (bytes > quota) {
+      {
+        std::lock_guard<std::mutex> hold(f.lock);
+        f.kill_reason = "the sandbox killed it: its files took " + std::to_string(bytes >> 20) +
+                        " MiB, more than the " + std::to_string(quota >> 20) +
+                        " MiB its scratch space may hold";
+      }
+      kill_uid(uid, false);
+    }
   }
 }
 
@@ -714,6 +723,14 @@ void sweep(const Isolation& iso) {
     remove_uid_files(iso.uid, true);
   }
   reap_left_zombies();
+}
+
+std::string take_kill_reason() {
+  UidFolders& f = uid_folders();
+  std::lock_guard<std::mutex> hold(f.lock);
+  std::string reason;
+  reason.swap(f.kill_reason);
+  return reason;
 }
 
 void end_runners(const Isolation& iso) { sweep(iso); }

@@ -109,6 +109,9 @@ void kill_descendants(pid_t root, pid_t keep, bool reap);
 // the runner's uid, and its files in /tmp, /var/tmp and /dev/shm). No-op with namespaces.
 void sweep(const Isolation& iso);
 
+// Why the sandbox killed the runner, once, if it did (the uid mode's disk quota): "" else.
+std::string take_kill_reason();
+
 // Before the results are written: no process of a runner is left (the uid mode kills
 // every process of the runner's uid and waits until there is none).
 void end_runners(const Isolation& iso);

@@ -114,7 +114,7 @@ bool uid_usable(uint32_t uid) {
   return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int kill_uid(uint32_t uid) {
+int kill_uid(uint32_t uid, bool reap) {
   std::vector<ProcessInfo> left;
   for (int round = 0; round < 1000; ++round) {
     const pid_t killer = ::fork();
@@ -127,10 +127,13 @@ int kill_uid(uint32_t uid) {
       while (::waitpid(killer, nullptr, 0) < 0 && errno == EINTR) {
       }
     left = processes_of(uid);
-    for (const ProcessInfo& p : left)
-      if (p.zombie && p.ppid == ::getpid()) ::waitpid(p.pid, nullptr, WNOHANG);
+    if (reap)
+      for (const ProcessInfo& p : left)
+        if (p.zombie && p.ppid == ::getpid()) ::waitpid(p.pid, nullptr, WNOHANG);
     left = processes_of(uid);
-    if (left.empty()) return 0;
+    bool alive = false;
+    for (const ProcessInfo& p : left) alive = alive || !p.zombie;
+    if (left.empty() || (!reap && !alive)) return 0;
     ::usleep(1000);
   }
   return int(left.size());

@@ -20,9 +20,10 @@ uint32_t reserve_runner_uid(std::string& error);
 bool uid_usable(uint32_t uid);
 
 // Kills every process running as `uid` (SIGKILL from a child that becomes the uid: what
-// it may signal is exactly those processes) and reaps those that are the caller's
-// children, until none is left or about a second has passed. Returns how many were left.
-int kill_uid(uint32_t uid);
+// it may signal is exactly those processes) until none is left alive, and with `reap`
+// reaps those that are the caller's children until none is left at all; gives up after
+// about a second. Returns how many were left.
+int kill_uid(uint32_t uid, bool reap = true);
 
 // Removes what `uid` left in the folders every user may write (/tmp, /var/tmp, /dev/shm):
 // the entries it owns at their top level. Returns their size in bytes, counted first.
