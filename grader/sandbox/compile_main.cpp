@@ -168,12 +168,23 @@ int run_as_runner_uid(const Request& r, std::string& problem, uint32_t& uid) {
     return -1;
   }
   course::sandbox::kill_uid(uid);
-  for (const std::string& dir : r.writable) {
-    std::error_code ec;
-    ::chown(dir.c_str(), uid, uid);
-    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      ::lchown(it->path().c_str(), uid, uid);
-  }
+  // The object folders are the uid's while it compiles, and ours again afterwards (a later
+  // compile in namespaces, which map only our uid, must be able to write them).
+  auto hand_over = [&](uid_t owner, gid_t group) {
+    for (const std::string& dir : r.writable) {
+      std::error_code ec;
+      (void)!::chown(dir.c_str(), owner, group);
+      for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        // A compiler makes no link: one planted by the uid could make the linker (ours)
+        // read a file the uid may not, such as another implementation's object.
+        if (owner != uid && it->is_symlink())
+          (void)!::unlink(it->path().c_str());
+        else
+          (void)!::lchown(it->path().c_str(), owner, group);
+      }
+    }
+  };
+  hand_over(uid, uid);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setgroups(0, nullptr);
@@ -190,6 +201,7 @@ int run_as_runner_uid(const Request& r, std::string& problem, uint32_t& uid) {
   while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   course::sandbox::kill_uid(uid);  // nothing the compile started stays
+  hand_over(::geteuid(), ::getegid());
   if (pid < 0) {
     problem = std::string("cannot fork: ") + std::strerror(errno);
     return -1;
