@@ -96,12 +96,16 @@ TEST(sandbox, without_namespaces_what_the_runner_leaves_is_swept) {
   EXPECT_EQ(left, std::vector<int>{}) << "the setsid child outlived the grader";
 }
 
-TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
+namespace {
+
+// Kills the grader while its runner spins; `wrapper` runs it (no-namespaces: the uid
+// mode), `processes` carry the mark once the runner is up.
+void kill_the_grader_mid_run(const std::string& wrapper, size_t processes) {
   TempDir state;
   const fs::path results = state / "results.json";
   const std::string mark = "KVCOURSE_HOSTILE_MARK=" + testing_support::unique_token();
   const std::string command =
-      mark + " KVCOURSE_HOSTILE=spin " +
+      mark + " KVCOURSE_HOSTILE=spin " + wrapper +
       grader("--runner " + testing_support::bin("runner-hostile") +
                  " --stage cache-structure --timeout 60 --format gradescope -o " + results.string(),
              state);
@@ -113,9 +117,10 @@ TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
   }
   // Wait (at most 30 s) until the runner is up: the grader, the sandbox's first process
   // and the runner carry the mark.
-  for (int i = 0; i < 3000 && testing_support::processes_with_environment(mark).size() < 3; ++i)
+  for (int i = 0; i < 3000 && testing_support::processes_with_environment(mark).size() < processes;
+       ++i)
     ::usleep(10000);
-  ASSERT_GE(testing_support::processes_with_environment(mark).size(), 3u);
+  ASSERT_GE(testing_support::processes_with_environment(mark).size(), processes);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   // The sandbox dies with its parent (a parent-death signal): wait at most 5 s for it.
@@ -128,6 +133,17 @@ TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
   json doc = json::parse(testing_support::read_file(results));
   EXPECT_EQ(doc["score"], 0);
   EXPECT_TRUE(contains(doc["output"].get<std::string>(), "did not finish")) << doc.dump();
+}
+
+}  // namespace
+
+TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
+  kill_the_grader_mid_run("", 3);
+}
+
+// The uid mode: the runner is the grader's child, with a parent-death signal.
+TEST(sandbox, in_the_uid_mode_a_killed_grader_leaves_no_runner_and_a_results_file_that_says_error) {
+  kill_the_grader_mid_run(testing_support::bin("no-namespaces") + " env ", 2);
 }
 
 TEST(sandbox, with_nothing_left_to_grade_a_results_file_is_still_complete) {
