@@ -169,6 +169,21 @@ std::vector<fs::path> watch_folders(const Cli& cli) {
 // autograder formats also as a results document, so the platform shows the learner why.
 // With --output, the file never holds a partial document: it says "did not finish"
 // from the start, and the results replace it in one rename (results_file.hpp).
+// What the learner's compile had (--rebuild), from sandbox-compile's report: "" when
+// nothing was compiled.
+std::string g_compile_sandbox;
+
+// An error document with the compile's isolation, when there was a compile (a document
+// that says the code does not compile says where it was compiled, too).
+json with_compile_sandbox(json document, bool gradescope) {
+  if (g_compile_sandbox.empty()) return document;
+  if (gradescope)
+    document["extra_data"]["sandbox"]["compile"] = g_compile_sandbox;
+  else
+    document["sandbox"]["compile"] = g_compile_sandbox;
+  return document;
+}
+
 class Output {
  public:
   explicit Output(const Cli& cli) : cli_(cli) {}
@@ -198,7 +213,9 @@ class Output {
       return error("the code does not compile:\n" + compiler_output, kExitFail);
     std::cerr << "grader: the code does not compile:\n" << compiler_output;
     const std::string document =
-        dump_json(gradescope_compile_error(compiler_output, seconds_since_start())) + "\n";
+        dump_json(with_compile_sandbox(
+            gradescope_compile_error(compiler_output, seconds_since_start()), true)) +
+        "\n";
     if (cli_.output_file.empty())
       std::cout << document;
     else if (!write_file(document))
@@ -212,10 +229,15 @@ class Output {
  private:
   std::string error_document(const std::string& message) const {
     if (cli_.format == "gradescope")
-      return dump_json(gradescope_error(message, seconds_since_start())) + "\n";
-    if (cli_.format == "exercism") return dump_json(exercism_error(message)) + "\n";
+      return dump_json(
+                 with_compile_sandbox(gradescope_error(message, seconds_since_start()), true)) +
+             "\n";
+    if (cli_.format == "exercism")
+      return dump_json(with_compile_sandbox(exercism_error(message), false)) + "\n";
     if (cli_.format == "json")
-      return dump_json({{"passed", false}, {"error", message}, {"stages", json::array()}}) + "\n";
+      return dump_json(with_compile_sandbox(
+                 {{"passed", false}, {"error", message}, {"stages", json::array()}}, false)) +
+             "\n";
     return "grader: " + message + "\n";
   }
 
@@ -398,10 +420,6 @@ std::string random_line(const Cli& cli) {
   return "Fresh cases: " + std::to_string(cli.random_count) + " per stage, seed " +
          std::to_string(cli.seed) + " (replay: " + random_replay(cli.random_count, cli.seed) + ")";
 }
-
-// What the learner's compile had (--rebuild), from sandbox-compile's report: "" when
-// nothing was compiled.
-std::string g_compile_sandbox;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
