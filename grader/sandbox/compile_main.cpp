@@ -25,6 +25,8 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +150,27 @@ int run_sandboxed(const Request& r, std::string& problem) {
   return WEXITSTATUS(status);
 }
 
+// Waits until no other compile runs as `uid` (make runs several at once), and holds that
+// until this process exits: an abstract unix socket named after the uid. Compiles in the
+// uid mode run one at a time, so that one's sweep of the uid's processes and its return of
+// the object folders cannot hit another.
+bool wait_for_uid(uint32_t uid) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const std::string name = "kvcourse-compile-uid-" + std::to_string(uid);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const socklen_t length = socklen_t(sizeof(sa_family_t) + 1 + name.size());
+  for (int attempt = 0; attempt < 60000; ++attempt) {  // 10 minutes at most
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) == 0) return true;
+    if (errno != EADDRINUSE) break;
+    ::usleep(10000);
+  }
+  ::close(fd);
+  return false;
+}
+
 // The uid mode: the compiler as the runner's uid, the object folders its own. Returns the
 // compiler's status, or -1 with `problem` set.
 int run_as_runner_uid(const Request& r, std::string& problem, uint32_t& uid) {
@@ -165,6 +188,10 @@ int run_as_runner_uid(const Request& r, std::string& problem, uint32_t& uid) {
       course::sandbox::filter_program(course::sandbox::FilterKind::compiler);
   if (!filter.error.empty()) {
     problem = "no system call filter: " + filter.error;
+    return -1;
+  }
+  if (!wait_for_uid(uid)) {
+    problem = "another compile held uid " + std::to_string(uid) + " for 10 minutes";
     return -1;
   }
   course::sandbox::kill_uid(uid);
