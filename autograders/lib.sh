@@ -34,18 +34,35 @@ place_submission() {
   done
 }
 
+# The sandbox mode the autograders grade with: $KVCOURSE_SANDBOX when the operator sets it
+# (strict: refuse to grade unless the runner is isolated by namespaces or by a uid of its
+# own; auto, the default: grade anyway and say in the results when the grade is not
+# protected). Anything else is refused before grading.
+sandbox_mode() {
+  case "${KVCOURSE_SANDBOX:-auto}" in
+    auto | strict | uid) echo "${KVCOURSE_SANDBOX:-auto}" ;;
+    *)
+      echo "autograder: KVCOURSE_SANDBOX=$KVCOURSE_SANDBOX is not auto, strict or uid" >&2
+      return 1
+      ;;
+  esac
+}
+
 # grade_submission WORK FORMAT OUTPUT [grader options...]: rebuilds the learner's runner in
 # WORK and grades it, writing the FORMAT document to OUTPUT, with the hidden set
 # (WORK/fixtures-hidden) after the visible cases when WORK has one. Paths inside WORK are
-# written relative to it (src/kvcache.cpp:3:1: ...), as the student knows them. Returns the
+# written relative to it (src/kvcache.cpp:3:1: ...), as the student knows them. The sandbox
+# is $KVCOURSE_SANDBOX's (sandbox_mode; the grader refuses an invalid value, and the
+# platform's script writes its error document). Returns the
 # grader's status. No --random: an autograder has no reference solution to answer fresh
 # cases with (grader/gen and reference/ stay out of its course tree).
 grade_submission() {
-  local work="$1" format="$2" output="$3" status document hidden=()
+  local work="$1" format="$2" output="$3" status document mode hidden=()
   shift 3
   if [ -d "$work/fixtures-hidden" ]; then hidden=(--hidden-fixtures "$work/fixtures-hidden"); fi
+  mode="$(sandbox_mode)" || mode=invalid
   KVCOURSE_PROGRESS="$work/.grader/progress.json" NO_COLOR=1 \
-    "$work/build/bin/grader" --rebuild --format "$format" -o "$output" "${hidden[@]}" "$@"
+    "$work/build/bin/grader" --rebuild --sandbox "$mode" --format "$format" -o "$output" "${hidden[@]}" "$@"
   status=$?
   if [ -s "$output" ]; then
     document="$(<"$output")"

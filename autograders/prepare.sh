@@ -38,4 +38,10 @@ done
 
 cmake -S "$work" -B "$work/build" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$work/build" --target grader runner-learner --parallel "$(nproc)"
+# The answers, closed to every other uid: where namespaces are refused the runner and the
+# learner's compile run as a uid of their own (grader/SANDBOX.md, "The uid mode"), which
+# must not read the fixtures or run the programs in build/bin. The grader checks (and, as
+# root, closes) them again at every run; this is for the copies it does not know about.
+chmod o-rwx "$work/fixtures" "$work/build/bin"
+if [ -d "$work/fixtures-hidden" ]; then chmod o-rwx "$work/fixtures-hidden"; fi
 echo "prepare: the course is built in $work"

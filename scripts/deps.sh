@@ -20,7 +20,7 @@ if [ "${1:-}" = "--tests" ]; then
   shift
 fi
 packages=(g++ make cmake nlohmann-json3-dev libcli11-dev zlib1g-dev libgtest-dev libpcre2-dev
-  libtinyxml2-dev "$@")
+  libtinyxml2-dev libseccomp-dev "$@")
 
 # missing PACKAGE...: those of the packages not installed.
 missing() {

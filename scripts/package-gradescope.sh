@@ -4,7 +4,8 @@
 # setup.sh and run_autograder at the zip's root (autograders/gradescope/), the course as
 # grading needs it in course/ (no reference/, tests/ or fixture generator; the hidden set
 # fixtures-hidden/, whose tests Gradescope shows once grades are published), and the
-# autograders' shared scripts in autograders/. Upload it as a "Zip file upload" autograder.
+# autograders' shared scripts in autograders/. With KVCOURSE_SANDBOX=strict set, the
+# package grades only where the learner's code can be isolated (grader/SANDBOX.md). Upload it as a "Zip file upload" autograder.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,6 +30,13 @@ cp "$root/autograders/lib.sh" "$root/autograders/prepare.sh" "$root/autograders/
 cp "$root/autograders/gradescope/setup.sh" "$root/autograders/gradescope/run_autograder" "$staging/"
 chmod +x "$staging/setup.sh" "$staging/run_autograder" "$staging/autograders/prepare.sh"
 
+extra=()
+# KVCOURSE_SANDBOX=strict when packaging: every run refuses to grade unprotected.
+if [ -n "${KVCOURSE_SANDBOX:-}" ]; then
+  printf '%s\n' "$KVCOURSE_SANDBOX" >"$staging/sandbox-mode"
+  extra=(sandbox-mode)
+fi
+
 rm -f "$out"
-(cd "$staging" && cmake -E tar cf "$out" --format=zip setup.sh run_autograder course autograders)
+(cd "$staging" && cmake -E tar cf "$out" --format=zip setup.sh run_autograder course autograders "${extra[@]}")
 echo "Wrote $out ($(du -h "$out" | cut -f1)): upload it to Gradescope as the autograder."

@@ -9,3 +9,6 @@ source_dir="$root/source"
 
 bash "$source_dir/course/scripts/deps.sh"
 bash "$source_dir/autograders/prepare.sh" "$source_dir/course" "$root/kvcourse"
+# The package's copy of the course holds the answers: closed to the runner's uid (the uid
+# mode, grader/SANDBOX.md); the built course's are closed by prepare.sh.
+chmod o-rwx "$source_dir/course"

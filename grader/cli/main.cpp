@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -22,11 +23,12 @@
 #include "cli/formats.hpp"
 #include "cli/fresh_cases.hpp"
 #include "cli/hints.hpp"
-#include "sandbox/process.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
 #include "cli/results_file.hpp"
 #include "cli/watch.hpp"
+#include "sandbox/exposure.hpp"
+#include "sandbox/process.hpp"
 #include "sandbox/sandbox.hpp"
 
 #ifndef KVCOURSE_BINARY_DIR
@@ -168,6 +170,21 @@ std::vector<fs::path> watch_folders(const Cli& cli) {
 // autograder formats also as a results document, so the platform shows the learner why.
 // With --output, the file never holds a partial document: it says "did not finish"
 // from the start, and the results replace it in one rename (results_file.hpp).
+// What the learner's compile had (--rebuild), from sandbox-compile's report: "" when
+// nothing was compiled.
+std::string g_compile_sandbox;
+
+// An error document with the compile's isolation, when there was a compile (a document
+// that says the code does not compile says where it was compiled, too).
+json with_compile_sandbox(json document, bool gradescope) {
+  if (g_compile_sandbox.empty()) return document;
+  if (gradescope)
+    document["extra_data"]["sandbox"]["compile"] = g_compile_sandbox;
+  else
+    document["sandbox"]["compile"] = g_compile_sandbox;
+  return document;
+}
+
 class Output {
  public:
   explicit Output(const Cli& cli) : cli_(cli) {}
@@ -176,7 +193,9 @@ class Output {
     if (cli_.output_file.empty()) return true;
     return write_file(error_document("grading did not finish (the grader was stopped or crashed)"));
   }
-  std::ostream& stream() { return cli_.output_file.empty() ? static_cast<std::ostream&>(std::cout) : buffer_; }
+  std::ostream& stream() {
+    return cli_.output_file.empty() ? static_cast<std::ostream&>(std::cout) : buffer_;
+  }
 
   int error(const std::string& message, int exit_code = kExitUsage) {
     std::cerr << "grader: " << message << "\n";
@@ -195,7 +214,9 @@ class Output {
       return error("the code does not compile:\n" + compiler_output, kExitFail);
     std::cerr << "grader: the code does not compile:\n" << compiler_output;
     const std::string document =
-        dump_json(gradescope_compile_error(compiler_output, seconds_since_start())) + "\n";
+        dump_json(with_compile_sandbox(
+            gradescope_compile_error(compiler_output, seconds_since_start()), true)) +
+        "\n";
     if (cli_.output_file.empty())
       std::cout << document;
     else if (!write_file(document))
@@ -209,10 +230,15 @@ class Output {
  private:
   std::string error_document(const std::string& message) const {
     if (cli_.format == "gradescope")
-      return dump_json(gradescope_error(message, seconds_since_start())) + "\n";
-    if (cli_.format == "exercism") return dump_json(exercism_error(message)) + "\n";
+      return dump_json(
+                 with_compile_sandbox(gradescope_error(message, seconds_since_start()), true)) +
+             "\n";
+    if (cli_.format == "exercism")
+      return dump_json(with_compile_sandbox(exercism_error(message), false)) + "\n";
     if (cli_.format == "json")
-      return dump_json({{"passed", false}, {"error", message}, {"stages", json::array()}}) + "\n";
+      return dump_json(with_compile_sandbox(
+                 {{"passed", false}, {"error", message}, {"stages", json::array()}}, false)) +
+             "\n";
     return "grader: " + message + "\n";
   }
 
@@ -237,23 +263,28 @@ void add_options(CLI::App& app, Cli& cli) {
       ->check(CLI::IsMember({"learner", "reference"}));
   app.add_option("--runner", cli.runner_path, "Grade this runner executable instead of --impl's");
   app.add_option("--fixtures", cli.fixtures_dir, "Folder of fixtures, one sub-folder per stage");
-  app.add_option("--hidden-fixtures", cli.hidden_dir,
-                 "Also grade the hidden set in this folder (one sub-folder per stage; instructors and "
-                 "autograders): the cases are marked hidden and their inputs are never shown")
+  app.add_option(
+         "--hidden-fixtures", cli.hidden_dir,
+         "Also grade the hidden set in this folder (one sub-folder per stage; instructors and "
+         "autograders): the cases are marked hidden and their inputs are never shown")
       ->check(CLI::ExistingDirectory);
-  auto* random = app.add_option("--random", cli.random_count,
-                 "Also grade this many fresh cases per stage, drawn now and answered by the reference "
-                 "(needs make-fixtures: the course authors' repository or an autograder image)")
-      ->check(CLI::Range(1, 20));
-  app.add_option("--seed", cli.seed, "With --random: the draw's seed (default: from the clock; always reported)")
+  auto* random =
+      app.add_option(
+             "--random", cli.random_count,
+             "Also grade this many fresh cases per stage, drawn now and answered by the reference "
+             "(needs make-fixtures: the course authors' repository or an autograder image)")
+          ->check(CLI::Range(1, 20));
+  app.add_option("--seed", cli.seed,
+                 "With --random: the draw's seed (default: from the clock; always reported)")
       ->needs(random);
   app.add_option(
          "--timeout", cli.timeout_s,
          "CPU seconds each case may use (default: derived from the case's work, 3 + 0.25 per token "
          "it puts through the model; the wall clock waits ten times as long)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--case", cli.only_case,
-                 "Grade only this case (of --stage, or of whichever stage has a case of that name)");
+  app.add_option(
+      "--case", cli.only_case,
+      "Grade only this case (of --stage, or of whichever stage has a case of that name)");
   app.add_flag("--no-times", cli.no_times,
                "Leave out the seconds per case and stage (also: KVCOURSE_NO_TIMES=1), for "
                "transcripts that stay the same from run to run");
@@ -288,10 +319,11 @@ void add_options(CLI::App& app, Cli& cli) {
                  "Shell command that rebuilds the runner (default: cmake --build <build-dir> "
                  "--target runner-<impl>)");
   app.add_option("--sandbox", cli.sandbox,
-                 "How the runner is contained: auto (full isolation where the kernel allows it, "
-                 "else degraded with a warning), strict (refuse to grade without it), off "
-                 "(debugging: a plain child)")
-      ->check(CLI::IsMember({"auto", "strict", "off"}));
+                 "How the runner is contained: auto (namespaces where the kernel allows them, else "
+                 "a uid of its own when the grader is root, else unprotected, said in every "
+                 "document), strict (namespaces or the uid mode, or no grading), uid (the uid "
+                 "mode even where namespaces work), off (debugging: a plain child)")
+      ->check(CLI::IsMember({"auto", "strict", "uid", "off"}));
   app.add_option("--max-rounds", cli.max_rounds,
                  "With --watch: stop after this many verdicts (for scripts)")
       ->check(CLI::PositiveNumber);
@@ -344,6 +376,34 @@ std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progre
   return todo;
 }
 
+// The uid mode: the answers' files closed to the runner's uid (exposure.hpp), the results
+// folder guarded, and the uid handed to the learner's compile (sandbox-compile). "" or
+// why grading cannot be trusted here.
+std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
+  const std::string uid = std::to_string(isolation.uid);
+  ::setenv("KVCOURSE_RUNNER_UID", uid.c_str(), 1);
+  ::setenv("KVCOURSE_RUNNER_UID_SHARED", "1", 1);  // held by this grader, lent to the compile
+  const fs::path build = exe_dir().parent_path();
+  std::vector<fs::path> secrets = {cli.fixtures_dir,
+                                   course_root() / "fixtures",
+                                   course_root() / "fixtures-hidden",
+                                   course_root() / "reference",
+                                   course_root() / "tests",
+                                   exe_dir(),
+                                   build / "grader" / "libcourse_reference.a",
+                                   build / "grader" / "CMakeFiles" / "course_reference.dir"};
+  if (!cli.hidden_dir.empty()) secrets.push_back(cli.hidden_dir);
+  std::vector<std::string> changed;
+  std::string problem = sandbox::hide_from_uid(secrets, isolation.uid, changed);
+  if (problem.empty() && !cli.output_file.empty())
+    problem = sandbox::guard_results_folder(fs::absolute(cli.output_file).parent_path(),
+                                            isolation.uid, changed);
+  for (const std::string& path : changed)
+    std::cerr << "grader: uid sandbox: closed to uid " << uid << ": " << path << "\n";
+  if (!problem.empty()) return "the uid sandbox cannot hide the answers: " + problem;
+  return "";
+}
+
 // The isolation runners get (sandbox.hpp), checked against --sandbox: strict refuses to
 // grade without the full one, auto warns in one line. The rebuild's compiler launcher
 // reads the mode from $KVCOURSE_SANDBOX.
@@ -353,10 +413,15 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   ::setenv("KVCOURSE_SANDBOX", cli.sandbox.c_str(), 1);
   options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s), {}};
   const sandbox::Isolation isolation = sandbox::probe(mode);
-  if (mode == sandbox::Mode::strict && !isolation.full())
-    error = "--sandbox=strict: the runner cannot be fully isolated here (" + isolation.missing + ")";
+  if ((mode == sandbox::Mode::strict || mode == sandbox::Mode::uid) && !isolation.protects())
+    error =
+        "--sandbox=" + cli.sandbox +
+        ": the runner cannot be isolated here, neither by namespaces nor by a uid of its own (" +
+        isolation.missing + ")";
   else if (mode == sandbox::Mode::automatic && !isolation.full())
     std::cerr << "grader: warning: " << isolation.describe() << "\n";
+  if (error.empty() && isolation.kind == sandbox::Isolation::Kind::uid)
+    error = close_answers(cli, isolation);
   // Without namespaces the runner shares the grader's uid (unless root): keep it from
   // reading this process's memory, which holds the expected answers.
   if (!isolation.namespaces && mode != sandbox::Mode::off) ::prctl(PR_SET_DUMPABLE, 0);
@@ -365,30 +430,62 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
 
 // What a run with --random says of its draw, so that a failure can be replayed.
 std::string random_line(const Cli& cli) {
-  return "Fresh cases: " + std::to_string(cli.random_count) + " per stage, seed " + std::to_string(cli.seed) +
-         " (replay: " + random_replay(cli.random_count, cli.seed) + ")";
+  return "Fresh cases: " + std::to_string(cli.random_count) + " per stage, seed " +
+         std::to_string(cli.seed) + " (replay: " + random_replay(cli.random_count, cli.seed) + ")";
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The isolation, as the JSON documents carry it.
+json sandbox_json(const sandbox::Isolation& isolation) {
+  json j = {{"mode", isolation.name()},
+            {"protected", isolation.protects()},
+            {"full", isolation.full()},
+            {"isolation", isolation.describe()}};
+  if (!g_compile_sandbox.empty()) j["compile"] = g_compile_sandbox;
+  return j;
+}
+
+// The isolation line of the text and Gradescope documents, with the compile's.
+std::string sandbox_lines(const sandbox::Isolation& isolation) {
+  return isolation.describe() + (g_compile_sandbox.empty() ? "" : "\n" + g_compile_sandbox);
 }
 
 // The results in the chosen format, with the isolation the runners had.
 void write_results(std::ostream& out, const Cli& cli, const std::vector<StageResult>& results,
                    const sandbox::Isolation& isolation) {
   const std::string& format = cli.format;
-  if (format == "text") out << isolation.describe() << "\n";
+  if (format == "text") out << sandbox_lines(isolation) << "\n";
   if (format == "text" && cli.random_count > 0) out << random_line(cli) << "\n";
   if (format == "json") {
     json document = results_json(results);
-    document["sandbox"] = {{"full", isolation.full()}, {"isolation", isolation.describe()}};
+    document["sandbox"] = sandbox_json(isolation);
     if (cli.random_count > 0)
-      document["random"] = {{"count", cli.random_count}, {"seed", cli.seed}, {"replay", random_replay(cli.random_count, cli.seed)}};
+      document["random"] = {{"count", cli.random_count},
+                            {"seed", cli.seed},
+                            {"replay", random_replay(cli.random_count, cli.seed)}};
     out << dump_json(document) << "\n";
   }
   if (format == "gradescope") {
     json document = gradescope_results(results, seconds_since_start());
-    document["output"] = document["output"].get<std::string>() + "\n" + isolation.describe() +
+    document["output"] = document["output"].get<std::string>() + "\n" + sandbox_lines(isolation) +
                          (cli.random_count > 0 ? "\n" + random_line(cli) : "");
+    document["extra_data"] = {{"sandbox", sandbox_json(isolation)}};
     out << dump_json(document) << "\n";
   }
-  if (format == "exercism") out << dump_json(exercism_results(results)) << "\n";
+  if (format == "exercism") {
+    json document = exercism_results(results);
+    // Exercism shows a top-level message only with status "error"; the mode is kept in
+    // "sandbox", and an unprotected grade says so where the learner reads it too.
+    document["sandbox"] = sandbox_json(isolation);
+    if (!isolation.protects()) document["message"] = isolation.describe();
+    out << dump_json(document) << "\n";
+  }
 }
 
 // What a grading run needs beyond the command line.
@@ -407,7 +504,8 @@ int watch(const Cli& cli, Output& output, const Stage* stage, const Run& run) {
   if (cli.format != "text" || !cli.output_file.empty())
     return output.error("--watch shows its verdicts on the terminal (no --format, no --output)");
   if (run.explicit_runner && cli.rebuild_command.empty() && cli.rebuild_target.empty())
-    return output.error("--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
+    return output.error(
+        "--watch with --runner needs --rebuild-command or --rebuild-target (what rebuilds it)");
   WatchOptions w;
   w.stage = stage;
   w.folders = watch_folders(cli);
@@ -421,16 +519,17 @@ int watch(const Cli& cli, Output& output, const Stage* stage, const Run& run) {
   w.progress_file = run.progress_file;
   w.style = run.style;
   w.clear_screen = ::isatty(STDOUT_FILENO);
-  w.sandbox = run.isolation.full()                          ? "sandbox on"
-              : run.isolation.mode == sandbox::Mode::off ? "sandbox off"
-                                                         : "sandbox degraded";
+  w.sandbox = run.isolation.full()                                  ? "sandbox on"
+              : run.isolation.kind == sandbox::Isolation::Kind::uid ? "sandbox: uid mode"
+              : run.isolation.mode == sandbox::Mode::off            ? "sandbox off"
+                                                         : "sandbox degraded, not protected";
   return run_watch(w);
 }
 
 // Grades the stages in order, printing each (text) and recording progress. Throws for an
 // environment error (a broken fixture, a runner that cannot start).
-std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const Stage*>& todo, const Run& run,
-                                      Progress& progress, std::ostream& out) {
+std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const Stage*>& todo,
+                                      const Run& run, Progress& progress, std::ostream& out) {
   std::vector<StageResult> results;
   for (const Stage* s : todo) {
     results.push_back(grade_stage(*s, run.options));
@@ -503,7 +602,8 @@ int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output,
     // Said first, so that even a run that stops early can be replayed.
     std::cerr << "grader: " << random_line(cli) << "\n";
     try {
-      run.options.random_cases = draw_fresh_cases(exe_dir() / "make-fixtures", cli.random_count, cli.seed, todo);
+      run.options.random_cases =
+          draw_fresh_cases(exe_dir() / "make-fixtures", cli.random_count, cli.seed, todo);
     } catch (const std::exception& e) {
       return output.error(e.what());
     }
@@ -540,7 +640,22 @@ std::string newer_source(const Cli& cli) {
 // --rebuild: builds the runner first; -1 to go on, else the exit status (a compile error
 // reported as the format asks).
 int rebuild_first(const Cli& cli, Output& output) {
+  // Each compile of the learner's code says its isolation in this file (sandbox-compile).
+  char report[] = "/tmp/kvcourse-compile-XXXXXX";
+  const int fd = ::mkstemp(report);
+  if (fd >= 0) {
+    ::close(fd);
+    ::setenv("KVCOURSE_COMPILE_REPORT", report, 1);
+  }
   BuildResult build = run_build(rebuild_command(cli));
+  if (fd >= 0) {
+    std::istringstream lines(read_text(report));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && g_compile_sandbox.find(line) == std::string::npos)
+        g_compile_sandbox += (g_compile_sandbox.empty() ? "" : "; ") + line;
+    ::unlink(report);
+    ::unsetenv("KVCOURSE_COMPILE_REPORT");
+  }
   if (build.ok) return -1;
   std::string errors = trim_compiler_output(build.output, watch_folders(cli));
   if (cli.format != "text") return output.compile_error(errors);
@@ -618,6 +733,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return output.error(e.what());
   }
+  // No process of a runner is left to touch the results once they are written.
+  sandbox::end_runners(run.isolation);
   write_results(output.stream(), cli, results, run.isolation);
   if (!output.commit()) return kExitUsage;
 

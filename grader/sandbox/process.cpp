@@ -214,7 +214,12 @@ std::string RunnerProcess::collect_death(const std::string& output) {
   if (!known) return "closed the grader's channel and did not exit";
   std::string record;
   if (WIFSIGNALED(status)) read_available(crash_fd_, record, kMaxCrashRecord);
-  return describe_status(status, locate_crash(executable_, record, output));
+  std::string text = describe_status(status, locate_crash(executable_, record, output));
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    const std::string reason = sandbox::take_kill_reason();
+    if (!reason.empty()) text += ": " + reason;
+  }
+  return text;
 }
 
 // A whole frame is in: it is the answer only if it carries this request's id and nothing

@@ -20,11 +20,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "sandbox/root.hpp"
+#include "sandbox/seccomp.hpp"
+#include "sandbox/uid.hpp"
 #include "wire/protocol.hpp"
 
 extern char** environ;
@@ -41,17 +45,20 @@ constexpr int kErrFd = 6;              // the child's copy of the error pipe, up
 // calls and reads this.
 
 struct ChildPlan {
-  std::string executable;            // as the child sees it
-  std::vector<std::string> env;      // NAME=value
-  std::vector<char*> envp;           // into env, null-terminated
-  std::vector<RootStep> steps;       // namespaces: the file system to build
-  std::string uid_map, gid_map;      // namespaces, grader not root: written by the child
-  bool switch_uid = false;           // setresuid/setresgid to `uid` before exec
+  std::string executable;        // as the child sees it
+  std::vector<std::string> env;  // NAME=value
+  std::vector<char*> envp;       // into env, null-terminated
+  std::vector<RootStep> steps;   // namespaces: the file system to build
+  std::string uid_map, gid_map;  // namespaces, grader not root: written by the child
+  bool switch_uid = false;       // setresuid/setresgid to `uid` before exec
   uint32_t uid = 0;
   bool limits = false;
   Limits limit_values;
   bool address_limit = true;
-  bool dry_run = false;              // probe: build the sandbox, exec nothing
+  bool dry_run = false;                   // probe: build the sandbox, exec nothing
+  const FilterProgram* filter = nullptr;  // installed right before exec
+  std::string workdir;  // no namespaces: the runner's working folder ("/" if empty)
+  pid_t parent = 0;     // no namespaces: the grader, which must still be there
 };
 
 struct Pipes {
@@ -59,7 +66,8 @@ struct Pipes {
 };
 
 void open_pipe(int p[2]) {
-  if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
 }
 
 void close_fd(int& fd) {
@@ -120,7 +128,8 @@ void apply_limits(const ChildPlan& plan) {
   const int crash = ::fcntl(p.crash[1], F_DUPFD, 10), out = ::fcntl(p.out[1], F_DUPFD, 10);
   const int err = ::fcntl(p.err[1], F_DUPFD_CLOEXEC, 10);
   const int devnull = ::open("/dev/null", O_RDONLY);
-  if (req < 0 || resp < 0 || crash < 0 || out < 0 || err < 0 || devnull < 0) child_fail(p.err[1], "preparing descriptors", "");
+  if (req < 0 || resp < 0 || crash < 0 || out < 0 || err < 0 || devnull < 0)
+    child_fail(p.err[1], "preparing descriptors", "");
   ::dup2(devnull, 0);
   ::dup2(out, 1);
   ::dup2(out, 2);
@@ -132,12 +141,19 @@ void apply_limits(const ChildPlan& plan) {
   ::setsid();
   if (plan.limits) apply_limits(plan);
   if (plan.switch_uid) {
-    ::setgroups(0, nullptr);  // refused (and not needed) in a namespace the grader mapped unprivileged
-    if (::setresgid(plan.uid, plan.uid, plan.uid) != 0 || ::setresuid(plan.uid, plan.uid, plan.uid) != 0)
+    ::setgroups(0,
+                nullptr);  // refused (and not needed) in a namespace the grader mapped unprivileged
+    if (::setresgid(plan.uid, plan.uid, plan.uid) != 0 ||
+        ::setresuid(plan.uid, plan.uid, plan.uid) != 0)
       child_fail(kErrFd, "switching to uid", "");
   }
-  if (plan.limits && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(kErrFd, "setting no_new_privs", "");
+  if (plan.limits && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    child_fail(kErrFd, "setting no_new_privs", "");
+  // After the uid switch, which clears it; then the grader must still be the parent.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (plan.parent > 0 && ::getppid() != plan.parent) ::_exit(1);
+  if (plan.filter && !install_filter(*plan.filter))
+    child_fail(kErrFd, "installing the seccomp filter", "");
   char* argv[] = {const_cast<char*>(plan.executable.c_str()), nullptr};
   ::execve(argv[0], argv, const_cast<char**>(plan.envp.data()));
   child_fail(kErrFd, "cannot start", plan.executable.c_str());
@@ -162,9 +178,12 @@ bool write_text(const char* path, const std::string& text) {
   if (::read(p.sync[0], &go, 1) != 1) ::_exit(1);  // the grader is gone
   ::close(p.sync[0]);
   if (!plan.uid_map.empty()) {
-    if (!write_text("/proc/self/setgroups", "deny")) child_fail(p.err[1], "writing", "/proc/self/setgroups");
-    if (!write_text("/proc/self/uid_map", plan.uid_map)) child_fail(p.err[1], "writing", "/proc/self/uid_map");
-    if (!write_text("/proc/self/gid_map", plan.gid_map)) child_fail(p.err[1], "writing", "/proc/self/gid_map");
+    if (!write_text("/proc/self/setgroups", "deny"))
+      child_fail(p.err[1], "writing", "/proc/self/setgroups");
+    if (!write_text("/proc/self/uid_map", plan.uid_map))
+      child_fail(p.err[1], "writing", "/proc/self/uid_map");
+    if (!write_text("/proc/self/gid_map", plan.gid_map))
+      child_fail(p.err[1], "writing", "/proc/self/gid_map");
   }
   const char* path = "";
   if (const char* step = enter_root(plan.steps, &path)) child_fail(p.err[1], step, path);
@@ -188,16 +207,128 @@ bool write_text(const char* path, const std::string& text) {
 // ---------------------------------------------------------------------------------------
 // The parent's side.
 
+// The uid mode's folders: one per grader, made with a random name in /tmp, owned by the
+// grader, mode 0711 (the runner's uid may pass through it, not list or write it). In it
+// the runner executables, copied (root's, 0555: the originals sit in build/bin/, which
+// is closed to the runner's uid), and `work/`, the runner's scratch and working folder,
+// the runner's uid's own (0700), made afresh for every runner.
+struct UidFolders {
+  std::mutex lock;
+  std::string base;
+  std::map<std::string, std::string> copies;  // executable -> its copy
+  std::string work;                           // the current runner's working folder
+  uint32_t uid = 0;
+  uint64_t quota = 0;
+  bool watching = false;
+  std::string kill_reason;
+};
+
+UidFolders& uid_folders() {
+  static UidFolders* folders = new UidFolders;  // never destroyed: the watch thread reads it
+  return *folders;
+}
+
+void remove_uid_base() {
+  UidFolders& f = uid_folders();
+  std::error_code ec;
+  if (!f.base.empty()) std::filesystem::remove_all(f.base, ec);
+}
+
+std::string uid_base() {
+  UidFolders& f = uid_folders();
+  if (!f.base.empty()) return f.base;
+  char name[] = "/tmp/kvcourse-runner-XXXXXX";
+  if (!::mkdtemp(name))
+    throw std::runtime_error(std::string("cannot make the runner's folder in /tmp: ") +
+                             std::strerror(errno));
+  ::chmod(name, 0711);
+  f.base = name;
+  std::atexit(remove_uid_base);
+  return f.base;
+}
+
+std::string runner_copy(const std::string& executable) {
+  UidFolders& f = uid_folders();
+  std::lock_guard<std::mutex> hold(f.lock);
+  struct stat st;
+  if (::stat(executable.c_str(), &st) != 0)
+    throw std::runtime_error("cannot read " + executable + ": " + std::strerror(errno));
+  const std::string key = executable + "@" + std::to_string(st.st_size) + "@" +
+                          std::to_string(st.st_mtim.tv_sec) + "." +
+                          std::to_string(st.st_mtim.tv_nsec);
+  if (auto it = f.copies.find(key); it != f.copies.end()) return it->second;
+  const std::string copy = uid_base() + "/runner-" + std::to_string(f.copies.size());
+  std::error_code ec;
+  std::filesystem::copy_file(executable, copy, std::filesystem::copy_options::overwrite_existing,
+                             ec);
+  if (ec || ::chmod(copy.c_str(), 0555) != 0)
+    throw std::runtime_error("cannot copy the runner to " + copy + ": " +
+                             (ec ? ec.message() : std::strerror(errno)));
+  return f.copies[key] = copy;
+}
+
+// The bytes the runner's uid holds on disk: its working folder and what it owns at the
+// top of /tmp, /var/tmp and /dev/shm. Past the quota, every process of the uid is killed.
+void watch_disk() {
+  UidFolders& f = uid_folders();
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string work;
+    uint32_t uid;
+    uint64_t quota;
+    {
+      std::lock_guard<std::mutex> hold(f.lock);
+      work = f.work, uid = f.uid, quota = f.quota;
+    }
+    if (work.empty()) continue;
+    uint64_t bytes = remove_uid_files(uid, false);
+    std::error_code ec;
+    for (std::filesystem::recursive_directory_iterator it(work, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      struct stat st;
+      if (::lstat(it->path().c_str(), &st) == 0) bytes += uint64_t(st.st_blocks) * 512;
+    }
+    if (bytes > quota) {
+      {
+        std::lock_guard<std::mutex> hold(f.lock);
+        f.kill_reason = "the sandbox killed it: its files took " + std::to_string(bytes >> 20) +
+                        " MiB, more than the " + std::to_string(quota >> 20) +
+                        " MiB its scratch space may hold";
+      }
+      kill_uid(uid, false);
+    }
+  }
+}
+
+std::string fresh_workdir(uint32_t uid, uint64_t quota) {
+  const std::string work = uid_base() + "/work";
+  std::error_code ec;
+  std::filesystem::remove_all(work, ec);
+  if (::mkdir(work.c_str(), 0700) != 0 || ::chown(work.c_str(), uid, uid) != 0)
+    throw std::runtime_error("cannot make the runner's working folder " + work + ": " +
+                             std::strerror(errno));
+  UidFolders& f = uid_folders();
+  std::lock_guard<std::mutex> hold(f.lock);
+  f.work = work, f.uid = uid, f.quota = quota;
+  if (!f.watching) {
+    std::thread(watch_disk).detach();
+    f.watching = true;
+  }
+  return work;
+}
+
 std::vector<std::string> runner_environment(Mode mode) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string var = *e;
-    const bool keep = mode == Mode::off || var.rfind("KVCOURSE_", 0) == 0 || var.rfind("ASAN_OPTIONS=", 0) == 0 ||
-                      var.rfind("UBSAN_OPTIONS=", 0) == 0 || var.rfind("LSAN_OPTIONS=", 0) == 0;
+    const bool keep = mode == Mode::off || var.rfind("KVCOURSE_", 0) == 0 ||
+                      var.rfind("ASAN_OPTIONS=", 0) == 0 || var.rfind("UBSAN_OPTIONS=", 0) == 0 ||
+                      var.rfind("LSAN_OPTIONS=", 0) == 0;
     if (keep) env.push_back(var);
   }
   if (mode != Mode::off) {
-    for (const char* var : {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}) env.push_back(var);
+    for (const char* var : {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"})
+      env.push_back(var);
   }
   return env;
 }
@@ -206,12 +337,27 @@ ChildPlan make_plan(const std::string& executable, const Isolation& iso, const L
                     const std::vector<SharedFile>& files = {}) {
   ChildPlan plan;
   plan.env = runner_environment(iso.mode);
-  for (std::string& var : plan.env) plan.envp.push_back(var.data());
-  plan.envp.push_back(nullptr);
   plan.limits = iso.mode != Mode::off;
   plan.limit_values = limits;
-  plan.address_limit = !executable.empty() && !uses_address_sanitizer(executable);
+  const bool sanitizer = !executable.empty() && uses_address_sanitizer(executable);
+  plan.address_limit = !executable.empty() && !sanitizer;
   plan.executable = executable;
+  if (plan.limits) {
+    const FilterProgram& filter =
+        filter_program(sanitizer ? FilterKind::runner_sanitizer : FilterKind::runner);
+    if (!filter.error.empty())
+      throw std::runtime_error("cannot build the seccomp filter: " + filter.error);
+    plan.filter = &filter;
+  }
+  if (iso.kind == Isolation::Kind::uid && !executable.empty()) {
+    plan.executable = runner_copy(executable);
+    plan.workdir = fresh_workdir(iso.uid, limits.scratch_bytes);
+    for (std::string& var : plan.env)
+      if (var == "HOME=/tmp" || var == "TMPDIR=/tmp")
+        var = var.substr(0, var.find('=') + 1) + plan.workdir;
+  }
+  for (std::string& var : plan.env) plan.envp.push_back(var.data());
+  plan.envp.push_back(nullptr);
   if (iso.namespaces) {
     RootPlan root;
     root.etc_files = {"ld.so.cache"};
@@ -221,7 +367,8 @@ ChildPlan make_plan(const std::string& executable, const Isolation& iso, const L
       // The runner's uid may run the file where it is only if others may read and run it
       // (a umask of 077 makes builds that the root grader can run and nobody else).
       struct stat st;
-      const bool others_can_run = ::stat(executable.c_str(), &st) == 0 && (st.st_mode & S_IROTH) && (st.st_mode & S_IXOTH);
+      const bool others_can_run =
+          ::stat(executable.c_str(), &st) == 0 && (st.st_mode & S_IROTH) && (st.st_mode & S_IXOTH);
       root.binds.push_back({executable, "/runner", false, !others_can_run});
     }
     // The course's files the runner reads (the weights), read-only.
@@ -279,31 +426,39 @@ Pipes open_pipes() {
 // As root, the grader writes the child's maps: its own uid 0 (the supervisor must own
 // the files it creates) and the runner's uid, `uid` outside.
 bool write_root_maps(pid_t child, uint32_t uid) {
-  const std::string maps = "0 0 1\n" + std::to_string(kInsideUid) + " " + std::to_string(uid) + " 1\n";
+  const std::string maps =
+      "0 0 1\n" + std::to_string(kInsideUid) + " " + std::to_string(uid) + " 1\n";
   const std::string proc = "/proc/" + std::to_string(child);
-  return write_text((proc + "/uid_map").c_str(), maps) && write_text((proc + "/gid_map").c_str(), maps);
+  return write_text((proc + "/uid_map").c_str(), maps) &&
+         write_text((proc + "/gid_map").c_str(), maps);
 }
 
-constexpr int kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+constexpr int kNamespaces =
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 
 // Starts the supervisor in new namespaces; returns its pid, or throws with the cause.
 pid_t start_supervisor(const ChildPlan& plan, const Isolation& iso, Pipes& p) {
   const pid_t pid = pid_t(::syscall(SYS_clone, kNamespaces | SIGCHLD, 0, 0, 0, 0));
-  if (pid < 0) throw std::runtime_error(std::string("cannot create namespaces: ") + std::strerror(errno));
+  if (pid < 0)
+    throw std::runtime_error(std::string("cannot create namespaces: ") + std::strerror(errno));
   if (pid == 0) supervise(plan, p);
-  for (int* end : {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1], &p.sync[0]}) close_fd(*end);
+  for (int* end :
+       {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1], &p.sync[0]})
+    close_fd(*end);
   bool mapped = ::geteuid() != 0 || write_root_maps(pid, iso.uid);
   const int map_errno = errno;
   if (mapped) (void)!::write(p.sync[1], "g", 1);
   close_fd(p.sync[1]);
   std::string error = read_child_error(p.err[0]);
   close_fd(p.err[0]);
-  if (!mapped) error = std::string("writing the user namespace's maps: ") + std::strerror(map_errno);
+  if (!mapped)
+    error = std::string("writing the user namespace's maps: ") + std::strerror(map_errno);
   if (!error.empty() || plan.dry_run) {
     if (!error.empty()) ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) error = "the sandbox's first process failed";
+    if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      error = "the sandbox's first process failed";
     if (!error.empty()) throw std::runtime_error(error);
   }
   return pid;
@@ -311,19 +466,22 @@ pid_t start_supervisor(const ChildPlan& plan, const Isolation& iso, Pipes& p) {
 
 // Starts the runner as a plain child (no namespaces): its own process group, killed with
 // the grader.
-pid_t start_child(const ChildPlan& plan, Pipes& p) {
+pid_t start_child(ChildPlan& plan, Pipes& p) {
   const pid_t grader = ::getpid();
+  plan.parent = grader;
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != grader) ::_exit(1);
-    if (plan.limits && ::chdir("/") != 0) child_fail(p.err[1], "entering /", "");
+    const char* workdir = plan.workdir.empty() ? "/" : plan.workdir.c_str();
+    if (plan.limits && ::chdir(workdir) != 0) child_fail(p.err[1], "entering", workdir);
     exec_runner(plan, p);
   }
   ::setpgid(pid, pid);
-  for (int* end : {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1], &p.sync[0], &p.sync[1]})
+  for (int* end : {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1],
+                   &p.sync[0], &p.sync[1]})
     close_fd(*end);
   std::string error = read_child_error(p.err[0]);
   close_fd(p.err[0]);
@@ -334,22 +492,19 @@ pid_t start_child(const ChildPlan& plan, Pipes& p) {
   return pid;
 }
 
-// Can a child switch to `uid` (and its gid)? Not in a user namespace that maps only root.
-bool uid_usable(uint32_t uid) {
-  const pid_t pid = ::fork();
-  if (pid == 0) ::_exit(::setresgid(uid, uid, uid) == 0 && ::setresuid(uid, uid, uid) == 0 ? 0 : 1);
-  int status = 1;
-  if (pid > 0) ::waitpid(pid, &status, 0);
-  return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 }  // namespace
 
 bool parse_mode(const std::string& text, Mode& mode) {
-  if (text == "auto") mode = Mode::automatic;
-  else if (text == "strict") mode = Mode::strict;
-  else if (text == "off") mode = Mode::off;
-  else return false;
+  if (text == "auto")
+    mode = Mode::automatic;
+  else if (text == "strict")
+    mode = Mode::strict;
+  else if (text == "uid")
+    mode = Mode::uid;
+  else if (text == "off")
+    mode = Mode::off;
+  else
+    return false;
   return true;
 }
 
@@ -375,16 +530,40 @@ uint32_t runner_uid() {
   return 64999;
 }
 
+std::string Isolation::name() const {
+  switch (kind) {
+    case Kind::namespaces:
+      return "namespaces";
+    case Kind::uid:
+      return "uid";
+    case Kind::unprotected:
+      return "unprotected";
+    case Kind::off:
+      break;
+  }
+  return "off";
+}
+
 std::string Isolation::describe() const {
-  if (mode == Mode::off) return "sandbox: off (--sandbox=off): the runner runs with the grader's rights and no limits";
-  std::string text;
-  if (namespaces)
-    text = "sandbox: user, mount, PID, network and IPC namespaces";
-  else
-    text = "sandbox: degraded, the runner sees the machine's files (" + missing + ")";
-  if (separate_uid) text += "; uid " + std::to_string(uid);
-  text += "; limits on memory, CPU, file size and processes";
-  return text;
+  const std::string limits_text = "; limits on memory, CPU, file size and processes";
+  switch (kind) {
+    case Kind::off:
+      return "sandbox: off (--sandbox=off): the runner runs with the grader's rights and no limits";
+    case Kind::namespaces:
+      return "sandbox: user, mount, PID, network and IPC namespaces; uid " + std::to_string(uid) +
+             "; a system call filter" + limits_text;
+    case Kind::uid:
+      return "sandbox: uid " + std::to_string(uid) + " of its own, no namespaces (" + missing +
+             "): the answers closed to that uid, a scratch folder of its own, a system call filter "
+             "(" +
+             filter_summary(FilterKind::runner) + ")" + limits_text;
+    case Kind::unprotected:
+      break;
+  }
+  return "sandbox: degraded, the grade is NOT protected: the runner runs as " +
+         (uid == 0 ? std::string("root") : "the grader's own uid " + std::to_string(uid)) +
+         " and can read the answers and rewrite the results (" + missing +
+         "); a system call filter" + limits_text;
 }
 
 Isolation probe(Mode mode) {
@@ -393,30 +572,56 @@ Isolation probe(Mode mode) {
   Isolation iso;
   iso.mode = mode;
   if (mode == Mode::off) {
+    iso.kind = Isolation::Kind::off;
     iso.missing = "--sandbox=off";
     return cache[mode] = iso;
   }
   iso.limits = true;
-  iso.separate_uid = ::geteuid() == 0;
-  iso.uid = iso.separate_uid ? runner_uid() : uint32_t(::geteuid());
-  iso.namespaces = true;
-  try {
-    ChildPlan plan = make_plan("", iso, Limits{});
-    plan.dry_run = true;
-    Pipes p = open_pipes();
+  const bool root = ::geteuid() == 0;
+  if (mode != Mode::uid) {
+    iso.separate_uid = root;
+    iso.uid = root ? runner_uid() : uint32_t(::geteuid());
+    iso.namespaces = true;
+    iso.kind = Isolation::Kind::namespaces;
     try {
-      start_supervisor(plan, iso, p);
-    } catch (...) {
+      ChildPlan plan = make_plan("", iso, Limits{});
+      plan.dry_run = true;
+      Pipes p = open_pipes();
+      try {
+        start_supervisor(plan, iso, p);
+      } catch (...) {
+        close_pipes(p);
+        throw;
+      }
       close_pipes(p);
-      throw;
+      return cache[mode] = iso;
+    } catch (const std::exception& e) {
+      iso.namespaces = false;
+      iso.missing = std::string("namespaces unavailable: ") + e.what();
     }
-    close_pipes(p);
-  } catch (const std::exception& e) {
-    iso.namespaces = false;
-    iso.missing = std::string("namespaces unavailable: ") + e.what();
-    if (iso.separate_uid && !uid_usable(iso.uid)) {
-      iso.separate_uid = false;  // root of a user namespace that maps no other uid
-      iso.missing += "; uid " + std::to_string(iso.uid) + " is not usable";
+  } else {
+    iso.missing = "--sandbox=uid";
+  }
+  iso.kind = Isolation::Kind::unprotected;
+  iso.separate_uid = false;
+  iso.uid = uint32_t(::geteuid());
+  const FilterProgram& filter = filter_program(FilterKind::runner);
+  if (!filter.error.empty()) {
+    iso.missing += "; no system call filter: " + filter.error;
+  } else if (!root) {
+    iso.missing += "; the grader is not root, so the runner cannot have a uid of its own";
+  } else {
+    std::string error;
+    const uint32_t uid = reserve_runner_uid(error);
+    if (uid == 0) {
+      iso.missing += "; " + error;
+    } else if (!uid_usable(uid)) {
+      iso.missing +=
+          "; uid " + std::to_string(uid) + " is not usable (a user namespace that maps only root?)";
+    } else {
+      iso.kind = Isolation::Kind::uid;
+      iso.separate_uid = true;
+      iso.uid = uid;
     }
   }
   return cache[mode] = iso;
@@ -428,9 +633,12 @@ std::string runner_path(const Isolation& iso, const SharedFile& file) {
 
 Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits,
               const std::vector<SharedFile>& files) {
-  if (iso.mode == Mode::strict && !iso.full())
-    throw std::runtime_error("--sandbox=strict: the full isolation is not available (" + iso.missing + ")");
+  if ((iso.mode == Mode::strict || iso.mode == Mode::uid) && !iso.protects())
+    throw std::runtime_error("--sandbox=" + std::string(iso.mode == Mode::uid ? "uid" : "strict") +
+                             ": the runner cannot be isolated here (" + iso.missing + ")");
   if (!iso.namespaces && iso.mode != Mode::off) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // What the learner's compile or an earlier runner left running as the uid goes first.
+  if (iso.kind == Isolation::Kind::uid) kill_uid(iso.uid);
   ChildPlan plan = make_plan(executable, iso, limits, files);
   Pipes p = open_pipes();
   Spawned s;
@@ -456,14 +664,16 @@ namespace {
 std::vector<pid_t> live_children(pid_t pid) {
   std::vector<pid_t> out;
   std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::ifstream list(task.path() / "children");
     for (pid_t child; list >> child;) {
       std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
       std::string line;
       std::getline(stat, line);
       const size_t end = line.rfind(')');  // "pid (name) S ..."
-      if (end != std::string::npos && end + 2 < line.size() && line[end + 2] != 'Z') out.push_back(child);
+      if (end != std::string::npos && end + 2 < line.size() && line[end + 2] != 'Z')
+        out.push_back(child);
     }
   }
   return out;
@@ -483,14 +693,55 @@ void kill_descendants(pid_t root, pid_t keep, bool reap) {
     if (doomed.empty()) return;
     for (pid_t pid : doomed) ::kill(pid, SIGKILL);
     if (reap)
-      for (pid_t pid : doomed) ::waitpid(pid, nullptr, 0);  // only the caller's children are waited for
+      for (pid_t pid : doomed)
+        ::waitpid(pid, nullptr, 0);  // only the caller's children are waited for
   }
 }
+
+namespace {
+
+// Reaps the grader's children that are zombies outside its own process group: what a
+// runner started and left, re-parented to the grader (its subreaper), already dead.
+void reap_left_zombies() {
+  const pid_t own_group = ::getpgrp();
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream list(task.path() / "children");
+    for (pid_t child; list >> child;) {
+      std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t end = line.rfind(')');  // "pid (name) S ppid pgrp ..."
+      if (end == std::string::npos || end + 2 >= line.size() || line[end + 2] != 'Z') continue;
+      std::istringstream rest(line.substr(end + 4));
+      long ppid = 0, group = 0;
+      rest >> ppid >> group;
+      if (group != own_group) ::waitpid(child, nullptr, WNOHANG);
+    }
+  }
+}
+
+}  // namespace
 
 void sweep(const Isolation& iso) {
   if (iso.namespaces || iso.mode == Mode::off) return;
   kill_descendants(::getpid(), 0, true);
+  if (iso.kind == Isolation::Kind::uid) {
+    kill_uid(iso.uid);
+    remove_uid_files(iso.uid, true);
+  }
+  reap_left_zombies();
 }
+
+std::string take_kill_reason() {
+  UidFolders& f = uid_folders();
+  std::lock_guard<std::mutex> hold(f.lock);
+  std::string reason;
+  reason.swap(f.kill_reason);
+  return reason;
+}
+
+void end_runners(const Isolation& iso) { sweep(iso); }
 
 pid_t runner_of(pid_t supervisor) {
   const std::vector<pid_t> children = live_children(supervisor);
@@ -501,8 +752,10 @@ bool uses_address_sanitizer(const std::string& executable) {
   struct stat st;
   if (::stat(executable.c_str(), &st) != 0) return false;
   static std::map<std::string, std::pair<std::pair<off_t, long>, bool>> cache;
-  const auto key = std::make_pair(st.st_size, long(st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec));
-  if (auto it = cache.find(executable); it != cache.end() && it->second.first == key) return it->second.second;
+  const auto key =
+      std::make_pair(st.st_size, long(st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec));
+  if (auto it = cache.find(executable); it != cache.end() && it->second.first == key)
+    return it->second.second;
   std::ifstream in(executable, std::ios::binary);
   const std::string needle = "__asan_init";
   std::string window;

@@ -4,13 +4,15 @@
 // as an unprivileged uid (the grader's own uid when the grader is not root), cannot
 // reach the grader's processes or the network, and everything it starts dies with the
 // first process of the namespace, which the grader kills or which exits when the runner
-// does. Limits (address space, CPU seconds, file size, processes, no core) are set before
-// exec in every mode but `off`.
+// does. Limits (address space, CPU seconds, file size, processes, no core) and a seccomp
+// filter (seccomp.hpp: no sockets, no tracing, no namespaces, threads but no new process)
+// are set before exec in every mode but `off`.
 //
-// Where the kernel refuses namespaces the default degrades, with one warning line, to
-// what needs none: the limits, no_new_privs, a parent-death signal, a separate uid when
-// root, and the grader as child subreaper sweeping what the runner left behind.
-// `strict` refuses to grade instead; `off` starts the runner as a plain child.
+// Where the kernel refuses namespaces and the grader is root (containers), the uid mode:
+// the runner runs as a uid of its own (uid.hpp) in a scratch folder of its own, the
+// answers' files closed to that uid (exposure.hpp), with the same limits and filter.
+// Where no second uid can be used either, the grade is not protected, and every document
+// says so; `strict` refuses to grade then. `off` starts the runner as a plain child.
 #pragma once
 
 #include <sys/types.h>
@@ -21,16 +23,19 @@
 
 namespace course::sandbox {
 
-enum class Mode { automatic, strict, off };
+// automatic: namespaces, else the uid mode, else unprotected (said everywhere); strict:
+// namespaces or the uid mode, else no grading; uid: the uid mode even where namespaces
+// work (for tests, and operators who want it); off: a plain child.
+enum class Mode { automatic, strict, uid, off };
 
-// "auto", "strict", "off"; false for anything else.
+// "auto", "strict", "uid", "off"; false for anything else.
 bool parse_mode(const std::string& text, Mode& mode);
 
 struct Limits {
   uint64_t address_space_bytes = uint64_t(4) << 30;  // skipped for AddressSanitizer runners
   uint64_t cpu_seconds = 120;
   uint64_t file_size_bytes = 32u << 20;
-  uint64_t processes = 128;   // threads count
+  uint64_t processes = 128;  // threads count
   uint64_t open_files = 256;
   uint64_t scratch_bytes = 64u << 20;  // the tmpfs at /tmp
 };
@@ -55,16 +60,28 @@ struct Config {
 
 // The isolation a runner gets on this machine with this mode.
 struct Isolation {
+  enum class Kind {
+    namespaces,   // the full isolation
+    uid,          // no namespaces; a uid of its own, the answers closed to it, the filter
+    unprotected,  // neither: the runner can read the answers and the results
+    off,          // --sandbox=off
+  };
   Mode mode = Mode::automatic;
+  Kind kind = Kind::off;
   bool namespaces = false;    // user, mount, PID, network and IPC namespaces
   bool separate_uid = false;  // runs as an uid of its own (the grader is root)
   uint32_t uid = 0;           // that uid, outside
   bool limits = false;
-  std::string missing;        // why the full isolation is not in force ("" when it is)
+  std::string missing;  // why the full isolation is not in force ("" when it is)
 
-  bool full() const { return missing.empty() && mode != Mode::off; }
-  // One line for the verdict: "sandbox: namespaces (user, mount, PID, network, IPC), uid
-  // 64999, limits" or "sandbox: degraded (...)".
+  bool full() const { return kind == Kind::namespaces; }
+  // The grade can be trusted: namespaces or the uid mode.
+  bool protects() const { return kind == Kind::namespaces || kind == Kind::uid; }
+  // "namespaces", "uid", "unprotected", "off": the mode named in the results documents.
+  std::string name() const;
+  // One line for the verdict: "sandbox: user, mount, PID, network and IPC namespaces; uid
+  // 64999; ...", "sandbox: uid 64998, no namespaces (...)", "sandbox: degraded, the grade
+  // is NOT protected: ...".
   std::string describe() const;
 };
 
@@ -80,14 +97,14 @@ uint32_t runner_uid();
 
 // A started runner, seen from the grader.
 struct Spawned {
-  pid_t pid = -1;          // the process to wait for and kill: the namespace's first
-                           // process (namespaces), or the runner itself (otherwise)
-  bool supervised = false; // pid is the supervisor: the runner's status comes on status_fd
-  int request_fd = -1;     // our end of the runner's fd 3
-  int response_fd = -1;   // ... fd 4
-  int crash_fd = -1;       // ... fd 5
-  int output_fd = -1;      // its stdout and stderr
-  int status_fd = -1;      // supervised: the runner's wait status, 4 bytes, when it ends
+  pid_t pid = -1;           // the process to wait for and kill: the namespace's first
+                            // process (namespaces), or the runner itself (otherwise)
+  bool supervised = false;  // pid is the supervisor: the runner's status comes on status_fd
+  int request_fd = -1;      // our end of the runner's fd 3
+  int response_fd = -1;     // ... fd 4
+  int crash_fd = -1;        // ... fd 5
+  int output_fd = -1;       // its stdout and stderr
+  int status_fd = -1;       // supervised: the runner's wait status, 4 bytes, when it ends
 };
 
 // Starts `executable` with the isolation `iso` and `limits`. Throws std::runtime_error
@@ -102,8 +119,16 @@ Spawned spawn(const std::string& executable, const Isolation& iso, const Limits&
 void kill_descendants(pid_t root, pid_t keep, bool reap);
 
 // After a runner without namespaces ended: kills and reaps whatever it left (children
-// re-parented to the grader, which is their subreaper). No-op with namespaces.
+// re-parented to the grader, which is their subreaper; in the uid mode every process of
+// the runner's uid, and its files in /tmp, /var/tmp and /dev/shm). No-op with namespaces.
 void sweep(const Isolation& iso);
+
+// Why the sandbox killed the runner, once, if it did (the uid mode's disk quota): "" else.
+std::string take_kill_reason();
+
+// Before the results are written: no process of a runner is left (the uid mode kills
+// every process of the runner's uid and waits until there is none).
+void end_runners(const Isolation& iso);
 
 // The runner's pid, as the grader sees it: the only child of the namespace's first
 // process right after it started the runner. -1 when there is none.

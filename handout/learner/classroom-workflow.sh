@@ -2,7 +2,10 @@
 # Prints the GitHub Classroom workflow of the learner's repository. Reads the stages on
 # standard input, one "<number> <slug> <points>" line each (autograders/manifest.cmake),
 # and makes each stage its own graded test (classroom-resources/autograding-command-grader),
-# worth the stage's points; the reporter step sends the results to GitHub Classroom.
+# worth the stage's points; the reporter step sends the results to GitHub Classroom. The
+# grader runs through sudo with --sandbox strict: as root on GitHub's runners the namespaces
+# (or, failing them, the uid mode) isolate the learner's code (grader/SANDBOX.md), and a
+# runner where neither holds fails the step rather than grading unprotected.
 set -euo pipefail
 
 mapfile -t stages
@@ -42,7 +45,7 @@ for line in "${stages[@]}"; do
         uses: classroom-resources/autograding-command-grader@v1
         with:
           test-name: Stage ${number} (${slug})
-          command: build/bin/grader --stage ${slug}
+          command: sudo -E build/bin/grader --stage ${slug} --sandbox strict
           timeout: 5
           max-score: ${points}
 YAML

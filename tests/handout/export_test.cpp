@@ -86,7 +86,7 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
     const std::string id = "stage-" + std::to_string(s.number);
     // One graded step per stage, worth its points.
     EXPECT_TRUE(has(workflow, "id: " + id + "\n")) << id;
-    EXPECT_TRUE(has(workflow, "command: build/bin/grader --stage " + s.slug + "\n")) << s.slug;
+    EXPECT_TRUE(has(workflow, "command: sudo -E build/bin/grader --stage " + s.slug + " --sandbox strict\n")) << s.slug;
     const size_t step = workflow.find("id: " + id + "\n");
     EXPECT_TRUE(step != std::string::npos &&
                 workflow.find("max-score: " + std::to_string(int(s.points)) + "\n", step) ==

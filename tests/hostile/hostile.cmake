@@ -12,11 +12,15 @@ target_compile_definitions(runner-hostile PRIVATE HOSTILE_COURSE_DIR="${PROJECT_
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/learner-launcher.txt
   CONTENT "$<JOIN:$<TARGET_PROPERTY:runner-learner,CXX_COMPILER_LAUNCHER>,\n>\n")
 
+# The grader where namespaces are refused, as in Docker (the uid mode's tests).
+add_executable(no-namespaces ${CMAKE_CURRENT_LIST_DIR}/no_namespaces.cpp)
+target_link_libraries(no-namespaces PRIVATE Seccomp::Seccomp)
+
 kvcourse_test(hostile_test LABELS process build SOURCES ${CMAKE_CURRENT_LIST_DIR}/hostile_test.cpp LIBS nlohmann_json::nlohmann_json)
 target_compile_definitions(hostile_test PRIVATE
   KVCOURSE_BUILD_DIR="${CMAKE_BINARY_DIR}"
   KVCOURSE_LAUNCHER_FILE="${CMAKE_CURRENT_BINARY_DIR}/learner-launcher.txt")
-add_dependencies(hostile_test grader runner-hostile runner-learner runner-reference sandbox-compile)
+add_dependencies(hostile_test grader runner-hostile runner-learner runner-reference sandbox-compile no-namespaces)
 
 # A learner's crash, for the crash-location tests: built with the learner runner's checks.
 add_course_runner(crash ${CMAKE_CURRENT_LIST_DIR}/crash_adapters.cpp LIBS course_reference)
@@ -24,4 +28,4 @@ target_compile_definitions(runner-crash PRIVATE _GLIBCXX_ASSERTIONS)
 
 # The sandbox's modes, the results file, and where a crash happened, seen from the command line.
 kvcourse_test(sandbox_test LABELS process SOURCES ${CMAKE_CURRENT_LIST_DIR}/sandbox_test.cpp LIBS nlohmann_json::nlohmann_json)
-add_dependencies(sandbox_test grader runner-reference runner-crash runner-misbehaving runner-hostile)
+add_dependencies(sandbox_test grader runner-reference runner-crash runner-misbehaving runner-hostile no-namespaces)

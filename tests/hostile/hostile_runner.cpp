@@ -27,18 +27,25 @@
 //                 socket $KVCOURSE_HOSTILE_TARGET
 //   linger        starts a child in its own session, then in each later case says whether
 //                 it is still alive
+//   hog_children  three children that each allocate and touch 1.25 GiB (memory is the
+//                 runner's as a whole, not per process)
+//   fill_files    writes 16 MiB files, one after another, until something stops it
+//   forge_results writes a forged document beside $KVCOURSE_HOSTILE_TARGET (the results
+//                 file) and renames it over it, then plants folders at the names the
+//                 grader's temporary file used to have (".results.json.<pid>.tmp")
 //   setup_fails   answers a stage's setup request with an exception
 //   setup_hangs   never answers a stage's setup request
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -47,11 +54,10 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 using json = nlohmann::json;
 
@@ -97,7 +103,9 @@ std::string header(uint64_t length, uint64_t id) {
   return h;
 }
 
-void send(uint64_t id, const std::string& payload) { write_all(4, header(payload.size(), id) + payload); }
+void send(uint64_t id, const std::string& payload) {
+  write_all(4, header(payload.size(), id) + payload);
+}
 
 std::string slurp(const std::string& path, std::string& error) {
   std::ifstream in(path, std::ios::binary);
@@ -111,18 +119,25 @@ std::string slurp(const std::string& path, std::string& error) {
 }
 
 json honest(const json& request) {
-  return {{"status", "ok"}, {"output", course::adapter_table().at(request.at("adapter"))(request.at("input"))}};
+  return {{"status", "ok"},
+          {"output", course::adapter_table().at(request.at("adapter"))(request.at("input"))}};
 }
 
 // Forges: the fixture's expected output, if the file can be read.
 json steal(const json& request) {
   std::string error;
   const std::string fixtures = env("KVCOURSE_HOSTILE_FIXTURES");
-  const std::string text = slurp(fixtures + "/cache-structure/" + request.value("case", "") + ".json", error);
-  std::string reference_error;
+  const std::string text =
+      slurp(fixtures + "/cache-structure/" + request.value("case", "") + ".json", error);
+  std::string reference_error, hidden_error;
   slurp(std::string(HOSTILE_COURSE_DIR) + "/reference/decode.cpp", reference_error);
-  std::printf("reference/decode.cpp: %s\n", reference_error.empty() ? "READ" : reference_error.c_str());
-  if (text.empty()) return {{"status", "exception"}, {"type", "theft"}, {"what", "could not read " + error}};
+  std::printf("reference/decode.cpp: %s\n",
+              reference_error.empty() ? "READ" : reference_error.c_str());
+  slurp(std::string(HOSTILE_COURSE_DIR) + "/fixtures-hidden/cache-structure/01-empty.json",
+        hidden_error);
+  std::printf("fixtures-hidden: %s\n", hidden_error.empty() ? "READ" : hidden_error.c_str());
+  if (text.empty())
+    return {{"status", "exception"}, {"type", "theft"}, {"what", "could not read " + error}};
   std::printf("fixture: READ\n");
   return {{"status", "ok"}, {"output", json::parse(text).at("expected")}};
 }
@@ -197,6 +212,68 @@ void allocate() {
   std::free(p);
 }
 
+void hog_children() {
+  int got = 0, started = 0;
+  for (int i = 0; i < 3; ++i) {
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      std::printf("hog: fork: %s\n", std::strerror(errno));
+      break;
+    }
+    if (pid == 0) {
+      const size_t bytes = size_t(1280) << 20;
+      char* p = static_cast<char*>(std::malloc(bytes));
+      if (!p) ::_exit(1);
+      for (size_t at = 0; at < bytes; at += 4096) p[at] = 1;
+      ::_exit(0);
+    }
+    ++started;
+  }
+  for (int i = 0; i < started; ++i) {
+    int status = 0;
+    if (::wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) ++got;
+  }
+  std::printf("hog: %d of 3 children touched 1.25 GiB\n", got);
+}
+
+void fill_files() {
+  ::signal(SIGXFSZ, SIG_IGN);
+  const std::string block(1 << 20, 'x');
+  size_t written = 0;
+  for (int file = 0; file < 512; ++file) {
+    const int fd = ::open(("hostile-fill-" + std::to_string(file)).c_str(),
+                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) break;
+    bool full = false;
+    for (int mb = 0; mb < 16 && !full; ++mb) {
+      const ssize_t w = ::write(fd, block.data(), block.size());
+      full = w <= 0;
+      if (w > 0) written += size_t(w);
+    }
+    ::close(fd);
+    if (full) break;
+  }
+  std::printf("fill_files: stopped after %zu MiB: %s\n", written >> 20, std::strerror(errno));
+}
+
+void forge_results() {
+  const std::string target = env("KVCOURSE_HOSTILE_TARGET");
+  const std::string folder = target.substr(0, target.rfind('/'));
+  const std::string forged = folder + "/forged.json";
+  {
+    std::ofstream out(forged);
+    out << "{\"passed\": true, \"forged\": true, \"stages\": []}\n";
+  }
+  const int renamed = ::rename(forged.c_str(), target.c_str());
+  std::printf("rename over the results: %s\n", renamed == 0 ? "RENAMED" : std::strerror(errno));
+  int planted = 0;
+  const int parent = int(::getppid());
+  for (int pid = std::max(1, parent - 50); pid < parent + 50; ++pid)
+    planted +=
+        ::mkdir((folder + "/.results.json." + std::to_string(pid) + ".tmp").c_str(), 0777) == 0;
+  std::printf("planted %d folders: %s\n", planted, planted ? "PLANTED" : std::strerror(errno));
+}
+
 void fill_disk() {
   ::signal(SIGXFSZ, SIG_IGN);  // see the error rather than die of it
   const int fd = ::open("hostile-fill", O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -229,7 +306,8 @@ void try_network() {
   un.sun_family = AF_UNIX;
   const std::string name = env("KVCOURSE_HOSTILE_TARGET");
   std::memcpy(un.sun_path + 1, name.data(), std::min(name.size(), sizeof un.sun_path - 2));
-  const int unix_rc = ::connect(s, reinterpret_cast<sockaddr*>(&un), socklen_t(sizeof(sa_family_t) + 1 + name.size()));
+  const int unix_rc = ::connect(s, reinterpret_cast<sockaddr*>(&un),
+                                socklen_t(sizeof(sa_family_t) + 1 + name.size()));
   std::printf("abstract unix socket: %s\n", unix_rc == 0 ? "CONNECTED" : std::strerror(errno));
   ::close(s);
 }
@@ -242,7 +320,8 @@ bool attack_channel(uint64_t id, const json& request) {
     return true;
   }
   if (g_mode == "nested") {
-    send(id, "{\"status\": \"ok\", \"output\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+    send(id, "{\"status\": \"ok\", \"output\": " + std::string(100000, '[') +
+                 std::string(100000, ']') + "}");
     return true;
   }
   if (g_mode == "huge") {
@@ -269,6 +348,7 @@ bool attack_channel(uint64_t id, const json& request) {
 void linger() {
   if (g_target) {
     g_lingering = ::fork();
+    if (g_lingering < 0) std::printf("linger: fork: %s\n", std::strerror(errno));
     if (g_lingering == 0) {
       ::setsid();
       while (true) ::pause();
@@ -289,9 +369,13 @@ json answer(uint64_t id, const json& request, bool& sent) {
   if (g_mode == "fork_bomb" && g_target) fork_bomb();
   if (g_mode == "alloc" && g_target) allocate();
   if (g_mode == "fill_disk" && g_target) fill_disk();
+  if (g_mode == "hog_children" && g_target) hog_children();
+  if (g_mode == "fill_files" && g_target) fill_files();
+  if (g_mode == "forge_results" && g_target) forge_results();
   if (g_mode == "network" && g_target) try_network();
   if (g_mode == "escapes" && g_target)
-    std::printf("\033]0;pwned\007\033[2J\033[H\033[1;32m  PASS 02-one-append\033[0m\nAll 8 cases pass.\n");
+    std::printf(
+        "\033]0;pwned\007\033[2J\033[H\033[1;32m  PASS 02-one-append\033[0m\nAll 8 cases pass.\n");
   if (g_target && (sent = attack_channel(id, request))) return {};
   return honest(request);
 }
@@ -314,7 +398,9 @@ int main() {
       if (g_mode == "setup_hangs")
         while (true) ::pause();
       if (g_mode == "setup_fails")
-        response = {{"status", "exception"}, {"type", "std::runtime_error"}, {"what", "the weights are broken"}};
+        response = {{"status", "exception"},
+                    {"type", "std::runtime_error"},
+                    {"what", "the weights are broken"}};
       else
         course::run_setup(request.value("setup", json::object()));
     } else {

@@ -9,9 +9,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -22,17 +21,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::string grader(const std::string& args, const TempDir& state) {
-  return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " + testing_support::bin("grader") +
-         " " + args;
+  return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " +
+         testing_support::bin("grader") + " " + args;
 }
 
 // The command run where the kernel refuses new user namespaces: inside a user namespace
 // whose limit of nested ones is 0.
 std::string without_namespaces(const std::string& command) {
-  return "unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec env " + command + "'";
+  return "unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "
+         "exec env " +
+         command + "'";
 }
 
 int count_lines_with(const std::string& text, const std::string& part) {
@@ -47,7 +50,8 @@ TEST(sandbox, strict_grades_with_the_full_isolation_and_says_so) {
   TempDir state;
   auto r = run(grader("--impl reference --stage cache-structure --sandbox strict", state));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "sandbox: user, mount, PID, network and IPC namespaces")) << r.output;
+  EXPECT_TRUE(contains(r.output, "sandbox: user, mount, PID, network and IPC namespaces"))
+      << r.output;
   EXPECT_FALSE(contains(r.output, "warning")) << r.output;
 }
 
@@ -65,10 +69,15 @@ TEST(sandbox, without_namespaces_auto_degrades_with_one_warning_and_strict_refus
   EXPECT_EQ(count_lines_with(r.output, "grader: warning: sandbox: degraded"), 1) << r.output;
   EXPECT_TRUE(contains(r.output, "All 10 cases pass.")) << r.output;
 
-  r = run(without_namespaces(grader("--impl reference --stage cache-structure --sandbox strict --format json -o " +
-                                    (state / "r.json").string(), state)));
+  r = run(without_namespaces(
+      grader("--impl reference --stage cache-structure --sandbox strict --format json -o " +
+                 (state / "r.json").string(),
+             state)));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "--sandbox=strict: the runner cannot be fully isolated here")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--sandbox=strict: the runner cannot be isolated here, neither by "
+                       "namespaces nor by a uid of its own"))
+      << r.output;
   json doc = json::parse(testing_support::read_file(state / "r.json"));
   EXPECT_EQ(doc["passed"], false);
   EXPECT_TRUE(contains(doc["error"].get<std::string>(), "--sandbox=strict")) << doc.dump();
@@ -77,37 +86,48 @@ TEST(sandbox, without_namespaces_auto_degrades_with_one_warning_and_strict_refus
 TEST(sandbox, without_namespaces_what_the_runner_leaves_is_swept) {
   TempDir state;
   const std::string mark = "KVCOURSE_HOSTILE_MARK=" + testing_support::unique_token();
-  auto r = run(without_namespaces(mark + " KVCOURSE_HOSTILE=setsid KVCOURSE_HOSTILE_TARGET=/nonexistent " +
-                                  grader("--runner " + testing_support::bin("runner-hostile") +
-                                         " --stage cache-structure", state)));
+  auto r = run(without_namespaces(
+      mark + " KVCOURSE_HOSTILE=setsid KVCOURSE_HOSTILE_TARGET=/nonexistent " +
+      grader("--runner " + testing_support::bin("runner-hostile") + " --stage cache-structure",
+             state)));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const auto left = testing_support::processes_with_environment(mark);
   for (int pid : left) ::kill(pid, SIGKILL);
   EXPECT_EQ(left, std::vector<int>{}) << "the setsid child outlived the grader";
 }
 
-TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
+namespace {
+
+// Kills the grader while its runner spins; `wrapper` runs it (no-namespaces: the uid
+// mode), `processes` carry the mark once the runner is up.
+void kill_the_grader_mid_run(const std::string& wrapper, size_t processes) {
   TempDir state;
   const fs::path results = state / "results.json";
   const std::string mark = "KVCOURSE_HOSTILE_MARK=" + testing_support::unique_token();
-  const std::string command = mark + " KVCOURSE_HOSTILE=spin " +
-                              grader("--runner " + testing_support::bin("runner-hostile") +
-                                     " --stage cache-structure --timeout 60 --format gradescope -o " + results.string(),
-                                     state);
+  const std::string command =
+      mark + " KVCOURSE_HOSTILE=spin " + wrapper +
+      grader("--runner " + testing_support::bin("runner-hostile") +
+                 " --stage cache-structure --timeout 60 --format gradescope -o " + results.string(),
+             state);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", ("exec env " + command + " >/dev/null 2>&1").c_str(), static_cast<char*>(nullptr));
+    ::execl("/bin/sh", "sh", "-c", ("exec env " + command + " >/dev/null 2>&1").c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Wait (at most 30 s) until the runner is up: the grader, the sandbox's first process
   // and the runner carry the mark.
-  for (int i = 0; i < 3000 && testing_support::processes_with_environment(mark).size() < 3; ++i) ::usleep(10000);
-  ASSERT_GE(testing_support::processes_with_environment(mark).size(), 3u);
+  for (int i = 0; i < 3000 && testing_support::processes_with_environment(mark).size() < processes;
+       ++i)
+    ::usleep(10000);
+  ASSERT_GE(testing_support::processes_with_environment(mark).size(), processes);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   // The sandbox dies with its parent (a parent-death signal): wait at most 5 s for it.
   std::vector<int> left;
-  for (int i = 0; i < 500 && !(left = testing_support::processes_with_environment(mark)).empty(); ++i) ::usleep(10000);
+  for (int i = 0; i < 500 && !(left = testing_support::processes_with_environment(mark)).empty();
+       ++i)
+    ::usleep(10000);
   for (int p : left) ::kill(p, SIGKILL);
   EXPECT_EQ(left, std::vector<int>{}) << "the runner outlived the killed grader";
   json doc = json::parse(testing_support::read_file(results));
@@ -115,15 +135,29 @@ TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
   EXPECT_TRUE(contains(doc["output"].get<std::string>(), "did not finish")) << doc.dump();
 }
 
+}  // namespace
+
+TEST(sandbox, a_killed_grader_leaves_a_results_file_that_says_error) {
+  kill_the_grader_mid_run("", 3);
+}
+
+// The uid mode: the runner is the grader's child, with a parent-death signal.
+TEST(sandbox, in_the_uid_mode_a_killed_grader_leaves_no_runner_and_a_results_file_that_says_error) {
+  kill_the_grader_mid_run(testing_support::bin("no-namespaces") + " env ", 2);
+}
+
 TEST(sandbox, with_nothing_left_to_grade_a_results_file_is_still_complete) {
   TempDir state;
-  json manifest = json::parse(testing_support::read_file(testing_support::source_dir() / "stages/manifest.json"));
+  json manifest = json::parse(
+      testing_support::read_file(testing_support::source_dir() / "stages/manifest.json"));
   json progress = {{"stages", json::object()}};
-  for (const json& s : manifest["stages"]) progress["stages"][s["slug"].get<std::string>()] = "passed";
+  for (const json& s : manifest["stages"])
+    progress["stages"][s["slug"].get<std::string>()] = "passed";
   testing_support::write_file(state / "progress.json", progress.dump());
   auto r = run(grader("-o " + (state / "r.txt").string(), state));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(testing_support::read_file(state / "r.txt"), "Every stage passes.")) << r.output;
+  EXPECT_TRUE(contains(testing_support::read_file(state / "r.txt"), "Every stage passes."))
+      << r.output;
   r = run(grader("--format json -o " + (state / "r.json").string(), state));
   EXPECT_EQ(r.exit_code, 1) << "the skeleton fails every stage\n" << r.output;
   json doc = json::parse(testing_support::read_file(state / "r.json"));
@@ -134,7 +168,9 @@ TEST(sandbox, with_nothing_left_to_grade_a_results_file_is_still_complete) {
 TEST(sandbox, a_setup_that_fails_fails_the_stage_once_with_its_cause) {
   TempDir state;
   auto r = run("KVCOURSE_HOSTILE=setup_fails " +
-               grader("--runner " + testing_support::bin("runner-hostile") + " --stage one-token --format json", state),
+                   grader("--runner " + testing_support::bin("runner-hostile") +
+                              " --stage one-token --format json",
+                          state),
                false);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   json doc = json::parse(r.output);
@@ -152,7 +188,8 @@ TEST(sandbox, a_setup_that_hangs_is_not_retried_for_every_case) {
                               " --stage one-token --timeout 0.05 --format json",
                           state),
                false);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1) << r.output;
   json doc = json::parse(r.output);
   const json& cases = doc["stages"][0]["cases"];
@@ -173,27 +210,81 @@ TEST(sandbox, a_setup_that_hangs_is_not_retried_for_every_case) {
 
 TEST(sandbox, an_index_out_of_range_is_located_at_the_learners_line) {
   TempDir state;
-  auto r = run("KVCOURSE_CRASH=index " +
-               grader("--runner " + testing_support::bin("runner-crash") + " --stage cache-structure", state));
+  auto r = run("KVCOURSE_CRASH=index " + grader("--runner " + testing_support::bin("runner-crash") +
+                                                    " --stage cache-structure",
+                                                state));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "a bounds check failed in std::vector::operator[] (__n < this->size())")) << r.output;
+  EXPECT_TRUE(
+      contains(r.output, "a bounds check failed in std::vector::operator[] (__n < this->size())"))
+      << r.output;
 #if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_TRUE(contains(r.output, "killed by signal 6 (Aborted) in read_past_end (tests/hostile/crash_adapters.cpp:18), "
-                                 "called from run_cache_plan (tests/hostile/crash_adapters.cpp:31)"))
+  EXPECT_TRUE(contains(
+      r.output,
+      "killed by signal 6 (Aborted) in read_past_end (tests/hostile/crash_adapters.cpp:18), "
+      "called from run_cache_plan (tests/hostile/crash_adapters.cpp:31)"))
       << r.output;
 #endif
 }
 
 TEST(sandbox, a_bad_pointer_is_located_at_the_learners_line) {
   TempDir state;
-  auto r = run("KVCOURSE_CRASH=null " +
-               grader("--runner " + testing_support::bin("runner-crash") + " --stage cache-structure", state));
+  auto r = run("KVCOURSE_CRASH=null " + grader("--runner " + testing_support::bin("runner-crash") +
+                                                   " --stage cache-structure",
+                                               state));
   EXPECT_EQ(r.exit_code, 1) << r.output;
 #if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_TRUE(contains(r.output, "killed by signal 11 (Segmentation fault) in write_through_null "
-                                 "(tests/hostile/crash_adapters.cpp:24), called from run_cache_plan "
-                                 "(tests/hostile/crash_adapters.cpp:34)"))
+  EXPECT_TRUE(contains(r.output,
+                       "killed by signal 11 (Segmentation fault) in write_through_null "
+                       "(tests/hostile/crash_adapters.cpp:24), called from run_cache_plan "
+                       "(tests/hostile/crash_adapters.cpp:34)"))
       << r.output;
 #endif
   EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
+}
+
+// As root where namespaces are refused (Docker's default profile): the uid mode, which
+// strict accepts, named in every document.
+TEST(sandbox, without_namespaces_as_root_strict_grades_in_the_uid_mode_and_every_document_says_so) {
+  TempDir state;
+  const std::string wrapper = testing_support::bin("no-namespaces") + " env ";
+  auto r =
+      run(wrapper +
+          grader("--impl reference --stage cache-structure --sandbox strict --format json -o " +
+                     (state / "r.json").string(),
+                 state));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  json doc = json::parse(testing_support::read_file(state / "r.json"));
+  EXPECT_EQ(doc["sandbox"]["mode"], "uid") << doc["sandbox"];
+  EXPECT_EQ(doc["sandbox"]["protected"], true);
+  r = run(wrapper + grader("--impl reference --stage cache-structure --format gradescope", state),
+          false);
+  doc = json::parse(r.output);
+  EXPECT_EQ(doc["extra_data"]["sandbox"]["mode"], "uid") << r.output;
+  EXPECT_TRUE(contains(doc["output"].get<std::string>(), "sandbox: uid ")) << r.output;
+  r = run(wrapper + grader("--impl reference --stage cache-structure --format exercism", state),
+          false);
+  doc = json::parse(r.output);
+  EXPECT_EQ(doc["sandbox"]["mode"], "uid") << r.output;
+  EXPECT_EQ(doc["status"], "pass");
+  EXPECT_FALSE(doc.contains("message")) << "a protected grade has no top-level message";
+}
+
+// Where no second uid can be used (a user namespace that maps only root), the documents
+// say that the grade is not protected, where the learner reads them.
+TEST(sandbox, without_a_second_uid_every_document_says_the_grade_is_not_protected) {
+  TempDir state;
+  auto r = run(without_namespaces(
+                   grader("--impl reference --stage cache-structure --format exercism", state)),
+               false);
+  json doc = json::parse(r.output);
+  EXPECT_EQ(doc["sandbox"]["mode"], "unprotected") << r.output;
+  EXPECT_EQ(doc["sandbox"]["protected"], false);
+  EXPECT_TRUE(contains(doc["message"].get<std::string>(), "the grade is NOT protected"))
+      << r.output;
+  r = run(without_namespaces(
+              grader("--impl reference --stage cache-structure --format gradescope", state)),
+          false);
+  doc = json::parse(r.output);
+  EXPECT_TRUE(contains(doc["output"].get<std::string>(), "the grade is NOT protected")) << r.output;
+  EXPECT_EQ(doc["extra_data"]["sandbox"]["protected"], false);
 }
