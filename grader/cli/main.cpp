@@ -128,13 +128,19 @@ std::string rebuild_command(const Cli& cli) {
          " --target " + runner_target(cli) + " --parallel " + std::to_string(jobs);
 }
 
-// The folder of a target's build.make below the build folder ("CMakeFiles/runner-learner.dir").
+// The folder of a target's build.make below the build folder
+// ("tests/grader/CMakeFiles/runner-watch-sandbox.dir"), as the build's own list of targets
+// (CMakeFiles/Makefile2) names it: a folder left by an older layout of the tree may still
+// hold a build.make that nothing builds any more. "" when the list does not name it.
 std::string makefile_target_dir(const fs::path& build, const std::string& target) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(build, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it.depth() > 3) it.disable_recursion_pending();
-    if (it->path().filename() == target + ".dir" && fs::exists(it->path() / "build.make", ec))
-      return it->path().lexically_relative(build).string();
+  std::ifstream list(build / "CMakeFiles" / "Makefile2");
+  const std::string suffix = "/" + target + ".dir/all:";
+  for (std::string line; std::getline(list, line);) {
+    const size_t at = line.find(suffix);
+    if (at == std::string::npos || line.find(' ') < at) continue;
+    const std::string dir = line.substr(0, at + suffix.size() - 5);  // without "/all:"
+    std::error_code ec;
+    if (fs::exists(build / dir / "build.make", ec)) return dir;
   }
   return "";
 }
@@ -548,9 +554,11 @@ std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const St
 // --hint: opens the stage's next hint tier, remembers it in the progress file and prints it.
 int show_hint(const Cli& cli, Output& output, Progress& progress, const fs::path& progress_file) {
   if (cli.all || cli.watch || cli.list || !cli.only_case.empty() || cli.format != "text")
-    return output.error("--hint prints one stage's next hint: give --stage, or nothing (no --all, --watch, "
-                        "--list, --case or --format)");
-  const Stage* stage = cli.stage_slug.empty() ? progress.first_unpassed() : find_stage(cli.stage_slug);
+    return output.error(
+        "--hint prints one stage's next hint: give --stage, or nothing (no --all, --watch, "
+        "--list, --case or --format)");
+  const Stage* stage =
+      cli.stage_slug.empty() ? progress.first_unpassed() : find_stage(cli.stage_slug);
   if (!stage && !cli.stage_slug.empty())
     return output.error("unknown stage \"" + cli.stage_slug + "\". Stages: " + stage_slugs());
   if (!stage) {

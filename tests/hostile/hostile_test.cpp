@@ -333,7 +333,7 @@ TEST_P(hostile, a_cpu_spin_times_out_and_is_killed) {
 
 // Without --timeout the budget comes from the case: 3 CPU-s and 0.25 for each of the two
 // list entries of 02-one-append's plan.
-TEST_F(hostile, a_cpu_spin_is_stopped_at_the_cases_derived_cpu_budget) {
+TEST_P(hostile, a_cpu_spin_is_stopped_at_the_cases_derived_cpu_budget) {
   Graded g = grade("spin", dir_);
   expect_clean(g);
   EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
@@ -343,7 +343,7 @@ TEST_F(hostile, a_cpu_spin_is_stopped_at_the_cases_derived_cpu_budget) {
   EXPECT_EQ(g.passed(), stage_cases() - 1);
 }
 
-TEST_F(hostile, a_sleep_is_stopped_by_the_wall_clock_backstop) {
+TEST_P(hostile, a_sleep_is_stopped_by_the_wall_clock_backstop) {
   Graded g = grade("sleep", dir_, "--timeout 0.2");
   expect_clean(g);
   EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
