@@ -25,8 +25,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,19 +153,12 @@ int run_sandboxed(const Request& r, std::string& problem) {
 // uid mode run one at a time, so that one's sweep of the uid's processes and its return of
 // the object folders cannot hit another.
 bool wait_for_uid(uint32_t uid) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
   const std::string name = "kvcourse-compile-uid-" + std::to_string(uid);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  const socklen_t length = socklen_t(sizeof(sa_family_t) + 1 + name.size());
   for (int attempt = 0; attempt < 60000; ++attempt) {  // 10 minutes at most
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), length) == 0) return true;
-    if (errno != EADDRINUSE) break;
+    if (course::sandbox::hold_lock(name)) return true;
+    if (errno != EADDRINUSE) return false;
     ::usleep(10000);
   }
-  ::close(fd);
   return false;
 }
 

@@ -660,22 +660,43 @@ Spawned spawn(const std::string& executable, const Isolation& iso, const Limits&
 
 namespace {
 
-// The children of every thread of `pid` (/proc/PID/task/TID/children), zombies left out.
-std::vector<pid_t> live_children(pid_t pid) {
-  std::vector<pid_t> out;
+// A child of a process as /proc/CHILD/stat shows it: "pid (name) S ppid pgrp ...".
+struct Child {
+  pid_t pid = 0;
+  bool zombie = false;
+  long group = 0;  // its process group
+};
+
+// The children of every thread of the process at `proc_dir` ("/proc/PID": its
+// task/TID/children), zombies included.
+std::vector<Child> children_of(const std::string& proc_dir) {
+  std::vector<Child> out;
   std::error_code ec;
-  for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+  for (const auto& task : std::filesystem::directory_iterator(proc_dir + "/task", ec)) {
     std::ifstream list(task.path() / "children");
     for (pid_t child; list >> child;) {
       std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
       std::string line;
       std::getline(stat, line);
-      const size_t end = line.rfind(')');  // "pid (name) S ..."
-      if (end != std::string::npos && end + 2 < line.size() && line[end + 2] != 'Z')
-        out.push_back(child);
+      const size_t end = line.rfind(')');
+      if (end == std::string::npos || end + 2 >= line.size()) continue;
+      Child c;
+      c.pid = child;
+      c.zombie = line[end + 2] == 'Z';
+      long ppid = 0;
+      std::istringstream rest(line.substr(end + 3));
+      rest >> ppid >> c.group;
+      out.push_back(c);
     }
   }
+  return out;
+}
+
+// The children of every thread of `pid`, zombies left out.
+std::vector<pid_t> live_children(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const Child& c : children_of("/proc/" + std::to_string(pid)))
+    if (!c.zombie) out.push_back(c.pid);
   return out;
 }
 
@@ -704,21 +725,8 @@ namespace {
 // runner started and left, re-parented to the grader (its subreaper), already dead.
 void reap_left_zombies() {
   const pid_t own_group = ::getpgrp();
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream list(task.path() / "children");
-    for (pid_t child; list >> child;) {
-      std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
-      std::string line;
-      std::getline(stat, line);
-      const size_t end = line.rfind(')');  // "pid (name) S ppid pgrp ..."
-      if (end == std::string::npos || end + 2 >= line.size() || line[end + 2] != 'Z') continue;
-      std::istringstream rest(line.substr(end + 4));
-      long ppid = 0, group = 0;
-      rest >> ppid >> group;
-      if (group != own_group) ::waitpid(child, nullptr, WNOHANG);
-    }
-  }
+  for (const Child& c : children_of("/proc/self"))
+    if (c.zombie && c.group != own_group) ::waitpid(c.pid, nullptr, WNOHANG);
 }
 
 }  // namespace

@@ -22,22 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Binds the abstract socket "kvcourse-runner-uid-<uid>": refused while another process
-// holds it, released by the kernel when the holder exits. The descriptor is never closed.
-bool lock_uid(uint32_t uid) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const std::string name = "kvcourse-runner-uid-" + std::to_string(uid);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr),
-             socklen_t(sizeof(sa_family_t) + 1 + name.size())) != 0) {
-    ::close(fd);
-    return false;
-  }
-  return true;
-}
+bool lock_uid(uint32_t uid) { return hold_lock("kvcourse-runner-uid-" + std::to_string(uid)); }
 
 struct ProcessInfo {
   pid_t pid = 0;
@@ -82,6 +67,27 @@ uint64_t tree_bytes(const fs::path& path) {
 }
 
 }  // namespace
+
+bool hold_lock(const std::string& name) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  if (name.size() + 1 > sizeof addr.sun_path) {
+    ::close(fd);
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr),
+             socklen_t(sizeof(sa_family_t) + 1 + name.size())) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return false;
+  }
+  return true;
+}
 
 uint32_t reserve_runner_uid(std::string& error) {
   static uint32_t reserved = 0;

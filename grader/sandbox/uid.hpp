@@ -10,6 +10,11 @@
 
 namespace course::sandbox {
 
+// Binds the abstract unix socket `name` and keeps it until the process exits: a lock the
+// kernel releases when its holder ends, whatever the way. False while another holds it
+// (errno EADDRINUSE), or when the socket cannot be made (errno says why).
+bool hold_lock(const std::string& name);
+
 // The uid (and gid, the same number) of this grader's runners, held until the process
 // exits: $KVCOURSE_RUNNER_UID, else the first of 64998, 64997, ... 64900 that no other
 // grader on the machine holds (a lock: an abstract unix socket named after it). 0, with
