@@ -55,8 +55,9 @@ identified() {
        inside && /^ *\],?$/ { inside = 0 }
        inside && /"id":/ { gsub(/[",]/, "", $2); print $2 }' "$1"
 }
-# field KEY M: the value of "KEY: value" in mistake M's file.
-field() { sed -n "s/^$1: //p" "tests/buggy/$2.mistake"; }
+# field KEY M: the value of "KEY: value" in mistake M's file (read by apply-mistake, the
+# catalogue files' one reader).
+field() { build/bin/apply-mistake --field "$1" "tests/buggy/$2.mistake"; }
 # grade_mistake M: the sanitized grader on mistake M's runner; its exit status to $logs/M.status.
 grade_mistake() {
   local status=0

@@ -3,7 +3,8 @@
 // mistake and valid alternative of tests/buggy on every case of its stage (mistake_runs.hpp)
 // and records the mistakes' answers in the fixtures.
 //
-//   make-fixtures --out DIR [--stage SLUG] [--mistakes tests/buggy --runners build/bin]
+//   make-fixtures --out DIR [--stage SLUG] [--mistakes tests/buggy --runners build/bin
+//                 [--weights build/weights]]
 //                 [--hidden DIR [--hidden-seed S] [--hidden-count K]]
 //   make-fixtures --random N --seed S [--stage SLUG]
 //
@@ -83,10 +84,9 @@ std::vector<CaseSpec> generated_cases(uint64_t seed, int count, const std::strin
 
 struct WriteOptions {
   std::string only_stage;
-  std::vector<VariantFile> variants;
-  bool record = false;           // run the variants (--mistakes)
-  bool prove_catalogue = true;   // and prove the catalogue on these cases (not on the hidden set)
-  int jobs = 1;
+  std::vector<Variant> variants;
+  bool record = false;  // run the variants (--mistakes)
+  RecordOptions grading;
 };
 
 // Writes one set of cases into dir/<stage>/, removing the files of cases that are gone.
@@ -99,7 +99,7 @@ void write_set(const fs::path& dir, const std::vector<CaseSpec>& cases, const Wr
     fixtures[spec.stage].push_back(reference_fixture(spec));
   }
   for (const std::string& stage : stages) {
-    if (o.record) record_mistakes(stage, o.variants, fixtures[stage], o.jobs, o.prove_catalogue);
+    if (o.record) record_mistakes(stage, o.variants, fixtures[stage], o.grading);
     std::set<fs::path> written;
     for (const Fixture& f : fixtures[stage]) written.insert(write_fixture(dir / stage, f));
     for (const auto& entry : fs::directory_iterator(dir / stage))
@@ -126,7 +126,7 @@ constexpr int kHiddenCount = 3;
 
 int main(int argc, char** argv) {
   CLI::App app{"Writes the course's fixtures from the reference implementation."};
-  std::string out_dir, hidden_dir, only_stage, mistakes_dir, runners_dir;
+  std::string out_dir, hidden_dir, only_stage, mistakes_dir, runners_dir, weights_dir;
   uint64_t hidden_seed = kHiddenSeed, seed = 0;
   int hidden_count = kHiddenCount, random_count = 0;
   int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
                  "Folder of .mistake and .alternative files: run each on its stage's cases");
   app.add_option("--runners", runners_dir, "Folder holding the runner-buggy-* and runner-alternative-* runners");
   app.add_option("--jobs", jobs, "Runners at a time (default: the number of cores)");
+  app.add_option("--weights", weights_dir,
+                 "Folder of the synthetic weights files the build writes: the runners map them");
   app.add_option("--hidden", hidden_dir, "Also write the hidden set (instructor-only) into this folder");
   app.add_option("--hidden-seed", hidden_seed, "The hidden set's seed")->capture_default_str();
   app.add_option("--hidden-count", hidden_count, "The hidden set's cases per stage")
@@ -168,12 +170,13 @@ int main(int argc, char** argv) {
     }
     WriteOptions o;
     o.only_stage = only_stage;
-    o.jobs = jobs;
+    o.grading.jobs = jobs;
+    o.grading.weights_dir = weights_dir;
     o.record = !mistakes_dir.empty();
-    if (o.record) o.variants = read_variant_files(mistakes_dir, runners_dir);
+    if (o.record) o.variants = read_variants(mistakes_dir, runners_dir);
     write_set(out_dir, committed_cases(), o);
     if (!hidden_dir.empty()) {
-      o.prove_catalogue = false;
+      o.grading.prove_catalogue = false;
       write_set(hidden_dir, generated_cases(hidden_seed, hidden_count, only_stage), o);
     }
   } catch (const std::exception& e) {

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
-#include "judge/compare.hpp"
+#include "judge/grade.hpp"
 #include "judge/stages.hpp"
-#include "sandbox/process.hpp"
 #include "wire/digest.hpp"
 
 namespace fs = std::filesystem;
@@ -19,77 +16,38 @@ namespace course {
 
 namespace {
 
-constexpr std::chrono::milliseconds kCaseTimeout{120000};
+// What each case may take: the CPU seconds catalogue_test grades the mistakes with
+// (`--timeout 120`), since a mistake may do far more work than the reference.
+constexpr double kCaseCpuSeconds = 120;
 
-std::map<std::string, std::string> header_of(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot be read");
-  std::map<std::string, std::string> h;
-  for (std::string line; std::getline(in, line) && line.rfind("@@", 0) != 0;) {
-    auto colon = line.find(": ");
-    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
-    h[line.substr(0, colon)] = line.substr(colon + 2);
-  }
-  return h;
-}
-
-// One variant's answer to one case: its output, or why there is none.
-struct Answer {
-  bool ok = false;
-  json output;
-  std::string thrown;  // the exception's type, when it threw (unexpectedly) instead of returning
-  std::string problem;
+// One variant's answer to one case: its record, or why there is none.
+struct Record {
+  std::string digest;   // kMistakePasses, or the digest grade_cases computed
+  std::string problem;  // no record: what happened instead
+  std::string failure;  // an alternative that fails: the first difference
 };
 
-std::vector<Answer> run_variant(const VariantFile& v, const Stage& stage,
-                                const std::vector<Fixture>& fixtures) {
-  std::vector<Answer> answers;
-  RunnerProcess runner(v.runner.string());
-  for (const Fixture& fx : fixtures) {
-    Answer a;
-    if (!stage.setup.empty() && !runner.running()) {
-      Exchange setup =
-          runner.exchange(json{{"type", "setup"}, {"setup", stage.setup}}.dump(), kCaseTimeout);
-      if (setup.outcome != Exchange::Outcome::response) {
-        a.problem = "its setup failed (" + setup.death + ")";
-        answers.push_back(std::move(a));
-        continue;
-      }
-    }
-    json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
-    Exchange ex = runner.exchange(request.dump(), kCaseTimeout);
-    if (ex.outcome != Exchange::Outcome::response) {
-      a.problem =
-          ex.outcome == Exchange::Outcome::timeout || ex.outcome == Exchange::Outcome::cpu_limit
-              ? "it timed out"
-              : "it " + ex.death;
-    } else {
-      json response = json::parse(ex.response, nullptr, false);
-      const std::string error = expected_error_type(fx);
-      if (response.is_object() && response.value("status", "") == "ok" && response.contains("output")) {
-        a.ok = true;
-        a.output = std::move(response["output"]);
-      } else if (!error.empty() && response.is_object() && response.value("status", "") == "exception" &&
-                 response.value("type", "") == error) {
-        a.ok = true;  // threw what the case expects: its output is the expected one
-        a.output = fx.expected;
-      } else if (response.is_object() && response.value("status", "") == "exception") {
-        a.ok = true;  // a mistake may throw where the reference does not: recorded by the type
-        a.thrown = response.value("type", "");
-      } else {
-        a.problem = "it answered " + short_json(response);
-      }
-    }
-    answers.push_back(std::move(a));
+std::vector<Record> grade_variant(const Variant& v, const Stage& stage, const StageCases& cases,
+                                  const RecordOptions& o) {
+  GradeOptions options;
+  options.runner = v.runner.string();
+  options.explicit_cpu_seconds = kCaseCpuSeconds;
+  options.weights_dir = o.weights_dir;
+  const StageResult result = grade_cases(stage, cases, options);
+  std::vector<Record> records;
+  for (const CaseResult& c : result.cases) {
+    Record r;
+    if (c.status == CaseStatus::passed)
+      r.digest = kMistakePasses;
+    else if ((c.status == CaseStatus::failed || c.status == CaseStatus::exception) &&
+             !c.digest.empty())
+      r.digest = c.digest;
+    else
+      r.problem = std::string(status_name(c.status)) + ": " + c.message;
+    r.failure = c.mismatches.empty() ? c.message : c.mismatches.front().summary;
+    records.push_back(std::move(r));
   }
-  runner.stop();
-  return answers;
-}
-
-std::string record_output(const Fixture& fx, const Answer& a) {
-  if (!a.thrown.empty()) return exception_digest(a.thrown);
-  if (compare_outputs(fx.expected, a.output).empty()) return kMistakePasses;
-  return output_digest(fx.expected, a.output);
+  return records;
 }
 
 std::string describe(const VariantFile& v) {
@@ -98,58 +56,43 @@ std::string describe(const VariantFile& v) {
 
 }  // namespace
 
-std::vector<VariantFile> read_variant_files(const fs::path& dir, const fs::path& runners_dir) {
-  std::vector<VariantFile> out;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
-    const std::string ext = file.extension().string();
-    if (ext != ".mistake" && ext != ".alternative") continue;
-    auto h = header_of(file);
-    VariantFile v;
-    v.name = file.stem().string();
-    v.mistake = ext == ".mistake";
-    v.stage = h["stage"];
-    v.id = h["diagnosis"];
-    v.parameter = h["parameter"];
-    v.runner = runners_dir / ((v.mistake ? "runner-buggy-" : "runner-alternative-") + v.name);
-    if (v.stage.empty()) throw std::runtime_error(file.string() + ": no \"stage:\" line");
-    if (v.mistake && v.id.empty()) throw std::runtime_error(file.string() + ": no \"diagnosis:\" line");
-    if (!fs::exists(v.runner))
-      throw std::runtime_error(v.runner.string() + " is not built (cmake --build build)");
-    for (const VariantFile& earlier : out)
-      if (v.mistake && earlier.mistake && earlier.id == v.id && earlier.parameter == v.parameter)
-        throw std::runtime_error(file.string() + ": " + earlier.name + " already has diagnosis " +
-                                 v.id + (v.parameter.empty() ? "" : " with parameter " + v.parameter));
-    out.push_back(std::move(v));
+std::vector<Variant> read_variants(const fs::path& dir, const fs::path& runners_dir) {
+  std::vector<Variant> out;
+  for (VariantFile& file : read_variant_files(dir)) {
+    fs::path runner = runners_dir / file.runner_name();
+    if (!fs::exists(runner))
+      throw std::runtime_error(runner.string() + " is not built (cmake --build build)");
+    out.push_back({std::move(file), std::move(runner)});
   }
   return out;
 }
 
-void record_mistakes(const std::string& stage_slug, const std::vector<VariantFile>& all,
-                     std::vector<Fixture>& fixtures, int jobs, bool prove_catalogue) {
+void record_mistakes(const std::string& stage_slug, const std::vector<Variant>& all,
+                     std::vector<Fixture>& fixtures, const RecordOptions& o) {
   const Stage* stage = find_stage(stage_slug);
   if (!stage) throw std::runtime_error("no stage " + stage_slug + " in stages/manifest.json");
-  std::vector<const VariantFile*> variants;
-  for (const VariantFile& v : all)
-    if (v.stage == stage_slug) variants.push_back(&v);
+  std::vector<const Variant*> variants;
+  for (const Variant& v : all)
+    if (v.file.stage == stage_slug) variants.push_back(&v);
+  StageCases cases;
+  cases.fixtures = fixtures;
+  cases.origins.assign(fixtures.size(), CaseOrigin::visible);
 
   // Each variant in its own runner process, `jobs` of them at a time.
-  std::vector<std::vector<Answer>> answers(variants.size());
+  std::vector<std::vector<Record>> answers(variants.size());
   std::vector<std::string> errors(variants.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < variants.size();) {
       try {
-        answers[i] = run_variant(*variants[i], *stage, fixtures);
+        answers[i] = grade_variant(*variants[i], *stage, cases, o);
       } catch (const std::exception& e) {
         errors[i] = variants[i]->runner.string() + ": " + e.what();
       }
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
+  for (int t = 0; t < std::max(1, o.jobs); ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   for (const std::string& e : errors)
     if (!e.empty()) throw std::runtime_error(e);
@@ -157,23 +100,25 @@ void record_mistakes(const std::string& stage_slug, const std::vector<VariantFil
   std::vector<std::string> problems;
   std::map<std::vector<std::string>, std::vector<std::string>> by_answers;  // records -> names
   for (size_t i = 0; i < variants.size(); ++i) {
-    const VariantFile& v = *variants[i];
+    const VariantFile& v = variants[i]->file;
     std::vector<std::string> records;
     for (size_t c = 0; c < fixtures.size(); ++c) {
-      const Answer& a = answers[i][c];
-      if (!a.ok) {
-        if (!prove_catalogue) continue;
-        problems.push_back(v.name + " gives no output for case " + fixtures[c].name + ": " + a.problem);
+      const Record& a = answers[i].at(c);
+      if (a.digest.empty()) {
+        if (!o.prove_catalogue) continue;
+        problems.push_back(v.name + " gives no output for case " + fixtures[c].name + ": " +
+                           a.problem);
         continue;
       }
-      records.push_back(record_output(fixtures[c], a));
+      records.push_back(a.digest);
       if (!v.mistake && records.back() != kMistakePasses)
         problems.push_back("the alternative " + v.name + " fails case " + fixtures[c].name + ": " +
-                           compare_outputs(fixtures[c].expected, a.output).front().summary);
+                           a.failure);
       if (v.mistake) fixtures[c].mistakes.push_back({v.id, v.parameter, records.back()});
     }
-    if (!v.mistake || records.size() != fixtures.size() || !prove_catalogue) continue;
-    if (std::all_of(records.begin(), records.end(), [](const std::string& r) { return r == kMistakePasses; }))
+    if (!v.mistake || records.size() != fixtures.size() || !o.prove_catalogue) continue;
+    if (std::all_of(records.begin(), records.end(),
+                    [](const std::string& r) { return r == kMistakePasses; }))
       problems.push_back("the mistake " + describe(v) + " passes every case of " + stage_slug +
                          ": add a case that catches it");
     by_answers[records].push_back(describe(v));

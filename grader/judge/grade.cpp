@@ -379,7 +379,13 @@ std::vector<std::string> case_names(const Stage& stage, const std::filesystem::p
 StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Load and check every fixture first: a broken one is an error of the course, not of the learner.
-  const StageCases cases = stage_cases(stage, options);
+  StageResult result = grade_cases(stage, stage_cases(stage, options), options);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+StageResult grade_cases(const Stage& stage, const StageCases& cases, const GradeOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
   const std::vector<Fixture>& fixtures = cases.fixtures;
 
   StageResult result;

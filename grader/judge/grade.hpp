@@ -127,6 +127,11 @@ struct StageCases {
 };
 StageCases stage_cases(const Stage& stage, const GradeOptions& options);
 
+// grade_stage on cases already loaded (stage_cases, or the fixture generator's cases
+// before they are written: gen/mistake_runs.hpp records each mistake's answers from
+// this). options.fixtures_root, hidden_root, random_cases and only_case are not read.
+StageResult grade_cases(const Stage& stage, const StageCases& cases, const GradeOptions& options);
+
 // The names of a stage's cases, in order. Throws FixtureError like grade_stage.
 std::vector<std::string> case_names(const Stage& stage, const std::filesystem::path& fixtures_root);
 

@@ -7,6 +7,7 @@
 # comes from the reference library. The fixture generator runs them all (target fixtures),
 # and course_test grades them all.
 add_executable(apply-mistake ${CMAKE_CURRENT_LIST_DIR}/apply_mistake.cpp)
+target_link_libraries(apply-mistake PRIVATE course_variant_file)
 
 # kvcourse_variant(NAME EXT PREFIX): runner-PREFIX-NAME from tests/buggy/NAME.EXT.
 function(kvcourse_variant name ext prefix)

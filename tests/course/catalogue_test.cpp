@@ -10,13 +10,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "judge/stages.hpp"
+#include "wire/variant_file.hpp"
 #include "test_support.hpp"
 
 using testing_support::bin;
@@ -29,10 +29,10 @@ namespace {
 
 // Under AddressSanitizer a GPT-2 runner is 5 to 7 times slower (14 s for the one-token
 // stage, 29 s for prefix-reuse), too slow to grade all the runners of stages 3-5 and 10
-// there. A sanitizer build grades every runner of the other stages and, of those four,
-// this sample, chosen to take the grader through each kind of localization (shape rows,
-// a logits shape, NaN, a passing alternative, a shared cache, work counts); the default
-// build grades them all.
+// there. A sanitizer build grades, of a stage that has runners in this sample, only those,
+// and every runner of the other stages. The sample is chosen to take the grader through
+// each kind of localization (shape rows, a logits shape, NaN, a passing alternative, a
+// shared cache, work counts); the default build grades them all.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
@@ -48,36 +48,19 @@ const std::set<std::string> kSanitizedSample = {"double_append", "logits_of_last
                                                 "masked_left_out", "reuse_no_clone",
                                                 "continuation_recomputes_prefix", "generate_on_saved_cache"};
 
-struct Variant {
-  std::string name;
-  bool mistake = true;
-  std::string stage, id, parameter;
-};
+using course::VariantFile;
 
-std::vector<Variant> variants_of(const std::string& stage) {
-  std::vector<Variant> out;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(source_dir() / "tests/buggy")) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
-    const std::string ext = file.extension().string();
-    if (ext != ".mistake" && ext != ".alternative") continue;
-    Variant v;
-    v.name = file.stem().string();
-    v.mistake = ext == ".mistake";
-    std::ifstream in(file);
-    for (std::string line; std::getline(in, line) && line.rfind("@@", 0) != 0;) {
-      auto colon = line.find(": ");
-      if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
-      const std::string key = line.substr(0, colon), value = line.substr(colon + 2);
-      if (key == "stage") v.stage = value;
-      if (key == "diagnosis") v.id = value;
-      if (key == "parameter") v.parameter = value;
-    }
-    const bool model_stage =
-        stage == "one-token" || stage == "prefill" || stage == "prefix-reuse" || stage == "generate";
-    if (v.stage == stage && (!kSanitized || !model_stage || kSanitizedSample.count(v.name))) out.push_back(v);
+std::vector<VariantFile> variants_of(const std::string& stage) {
+  std::vector<VariantFile> out;
+  bool sampled = false;  // the stage has runners in kSanitizedSample
+  for (VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy")) {
+    if (v.stage != stage) continue;
+    sampled = sampled || kSanitizedSample.count(v.name);
+    out.push_back(v);
   }
+  if (kSanitized && sampled)
+    out.erase(std::remove_if(out.begin(), out.end(), [](const VariantFile& v) { return !kSanitizedSample.count(v.name); }),
+              out.end());
   return out;
 }
 
@@ -87,13 +70,13 @@ struct Graded {
 };
 
 // Grades each variant's runner on the stage with the grader's text output, two at a time.
-std::vector<Graded> grade_all(const std::vector<Variant>& variants, const std::string& stage) {
+std::vector<Graded> grade_all(const std::vector<VariantFile>& variants, const std::string& stage) {
   std::vector<Graded> out(variants.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < variants.size();) {
       TempDir state;
-      const std::string runner = bin((variants[i].mistake ? "runner-buggy-" : "runner-alternative-") + variants[i].name);
+      const std::string runner = bin(variants[i].runner_name());
       auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " NO_COLOR=1 " + bin("grader") +
                        " --no-times --timeout 120 --runner " + runner + " --stage " + stage,
                    false);
@@ -128,12 +111,12 @@ class catalogue : public testing::TestWithParam<std::string> {};
 
 TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
   const std::string stage = GetParam();
-  std::vector<Variant> variants = variants_of(stage);
+  std::vector<VariantFile> variants = variants_of(stage);
   ASSERT_FALSE(variants.empty()) << "no .mistake or .alternative file for stage " << stage;
   std::vector<Graded> graded = grade_all(variants, stage);
   const bool update = std::getenv("KVCOURSE_UPDATE_GOLDEN") && *std::getenv("KVCOURSE_UPDATE_GOLDEN");
   for (size_t i = 0; i < variants.size(); ++i) {
-    const Variant& v = variants[i];
+    const VariantFile& v = variants[i];
     SCOPED_TRACE(v.name);
     const Graded& g = graded[i];
     if (!v.mistake) {
@@ -155,22 +138,24 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(stages, catalogue,
-                         testing::Values("cache-structure", "multi-layer-cache", "one-token", "prefill",
-                                         "prefix-reuse", "rollback", "paged-cache", "prefix-cache",
-                                         "continuous-batching", "generate"),
+// One test per stage of stages/manifest.json.
+std::vector<std::string> stage_slugs() {
+  std::vector<std::string> slugs;
+  for (const auto& s : course::stage_table()) slugs.push_back(s.slug);
+  return slugs;
+}
+
+INSTANTIATE_TEST_SUITE_P(stages, catalogue, testing::ValuesIn(stage_slugs()),
                          [](const testing::TestParamInfo<std::string>& p) {
                            std::string s = p.param;
                            std::replace(s.begin(), s.end(), '-', '_');
                            return s;
                          });
 
-// Every stage of the course has its catalogue here, and every golden file its mistake.
-TEST(catalogue_files, every_stage_is_covered_and_no_golden_file_is_stale) {
-  std::set<std::string> covered = {"cache-structure", "multi-layer-cache", "one-token",   "prefill",
-                                   "prefix-reuse",    "rollback",          "paged-cache", "prefix-cache",
-                                   "continuous-batching", "generate"};
-  for (const auto& s : course::stage_table()) EXPECT_TRUE(covered.count(s.slug)) << s.slug << " is not graded here";
+// Every mistake file belongs to a stage of the manifest, and every golden file has its mistake.
+TEST(catalogue_files, every_mistake_has_a_stage_and_no_golden_file_is_stale) {
+  for (const VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
+    EXPECT_TRUE(course::find_stage(v.stage)) << v.path << ": no stage " << v.stage << " in stages/manifest.json";
   for (const auto& e : fs::directory_iterator(source_dir() / "tests/golden"))
     EXPECT_TRUE(fs::exists(source_dir() / "tests/buggy" / (e.path().stem().string() + ".mistake")))
         << e.path() << " has no mistake file";

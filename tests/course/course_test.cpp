@@ -13,6 +13,7 @@
 #include "judge/diagnose.hpp"
 #include "wire/fixture.hpp"
 #include "judge/stages.hpp"
+#include "wire/variant_file.hpp"
 #include "test_support.hpp"
 
 using course::json;
@@ -61,18 +62,6 @@ std::set<std::string> heading_anchors(const fs::path& markdown) {
   return anchors;
 }
 
-std::map<std::string, std::string> mistake_header(const fs::path& file) {
-  std::map<std::string, std::string> h;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line) && line.rfind("@@", 0) != 0) {
-    auto colon = line.find(": ");
-    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
-    h[line.substr(0, colon)] = line.substr(colon + 2);
-  }
-  return h;
-}
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -102,12 +91,10 @@ TEST(course, skeleton_fails_every_stage_with_not_implemented) {
 TEST(course, every_catalogued_mistake_has_a_mistake_file_and_back) {
   std::set<std::string> catalogued, in_files;
   for (const auto& m : course::known_mistakes()) catalogued.insert(m.id);
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/buggy")) {
-    if (entry.path().extension() != ".mistake") continue;
-    auto header = mistake_header(entry.path());
-    ASSERT_TRUE(header.count("diagnosis") && header.count("stage")) << entry.path();
-    EXPECT_TRUE(catalogued.count(header["diagnosis"])) << entry.path() << ": " << header["diagnosis"] << " is not catalogued";
-    in_files.insert(header["diagnosis"]);
+  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy")) {
+    if (!v.mistake) continue;
+    EXPECT_TRUE(catalogued.count(v.id)) << v.path << ": " << v.id << " is not catalogued";
+    in_files.insert(v.id);
   }
   for (const std::string& id : catalogued) EXPECT_TRUE(in_files.count(id)) << id << " has no .mistake file";
   EXPECT_GE(in_files.size(), 35u);
@@ -117,11 +104,8 @@ TEST(course, every_catalogued_mistake_has_a_mistake_file_and_back) {
 // generator ran them all (make-fixtures --mistakes). catalogue_test proves the records.
 TEST(course, every_fixture_records_each_mistake_of_its_stage) {
   std::map<std::string, std::set<std::string>> by_stage;  // stage -> "id|parameter"
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/buggy")) {
-    if (entry.path().extension() != ".mistake") continue;
-    auto h = mistake_header(entry.path());
-    by_stage[h["stage"]].insert(h["diagnosis"] + "|" + h["parameter"]);
-  }
+  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
+    if (v.mistake) by_stage[v.stage].insert(v.id + "|" + v.parameter);
   for (const auto& stage : course::stage_table()) {
     for (const auto& file : course::list_fixtures(source_dir() / "fixtures" / stage.slug)) {
       std::set<std::string> recorded;
@@ -176,11 +160,8 @@ TEST(course, fixtures_are_exactly_what_the_generator_writes) {
 // every stage has hidden cases.
 TEST(course, the_hidden_set_records_the_mistakes_of_its_stage) {
   std::map<std::string, std::set<std::string>> by_stage;  // stage -> "id|parameter"
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/buggy")) {
-    if (entry.path().extension() != ".mistake") continue;
-    auto h = mistake_header(entry.path());
-    by_stage[h["stage"]].insert(h["diagnosis"] + "|" + h["parameter"]);
-  }
+  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
+    if (v.mistake) by_stage[v.stage].insert(v.id + "|" + v.parameter);
   for (const auto& stage : course::stage_table()) {
     const auto files = course::list_fixtures(source_dir() / "fixtures-hidden" / stage.slug);
     EXPECT_FALSE(files.empty()) << stage.slug;
