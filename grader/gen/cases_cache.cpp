@@ -6,12 +6,13 @@
 // cache or in K instead of V shows which mistake moved it. All are integers below 2^24,
 // exact in float32.
 #include "gen/cases.hpp"
+#include "wire/shape.hpp"
 
 namespace course {
 
 namespace {
 
-constexpr int kDModel = 768;
+constexpr int kDModel = shape::kDModel;
 
 class PlanBuilder {
  public:

@@ -26,6 +26,7 @@
 
 #include "gen/decode_weights.hpp"
 #include "wire/digest.hpp"
+#include "wire/shape.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
 #include "gen/builders.hpp"
@@ -34,7 +35,7 @@ namespace course {
 
 namespace {
 
-constexpr int kDModel = 768, kHeads = 12, kHeadDim = 64;
+constexpr int kDModel = shape::kDModel, kHeads = shape::kHeads, kHeadDim = shape::kHeadDim;
 
 json tensor_numbers(std::vector<int64_t> shape, std::vector<std::string> axes,
                     std::vector<float> data) {

@@ -5,11 +5,12 @@
 #include "gen/cases.hpp"
 #include "runner/bindings.hpp"
 #include "wire/digest.hpp"
+#include "wire/shape.hpp"
 
 namespace course {
 
 json describing_row(int append_id) {
-  constexpr int kDModel = 768;
+  constexpr int kDModel = shape::kDModel;
   Tensor k, v;
   k.shape = v.shape = {kDModel};
   k.axes = v.axes = {"feature"};

@@ -15,14 +15,15 @@
 
 #include "wire/fixture.hpp"
 #include "wire/limits.hpp"
+#include "wire/shape.hpp"
 
 namespace course {
 
-// The sizes the bindings check against (include/course/kvcache.hpp, GPT-2 small's config).
-inline constexpr int kInputLayers = 12;      // n_layers
-inline constexpr int kInputModelDim = 768;   // d_model: floats in one token's key or value
-inline constexpr int kInputVocab = 50257;    // token ids are 0 .. vocab - 1
-inline constexpr int kInputContext = 1024;   // n_ctx: positions a sequence may hold
+// The sizes the bindings check against (GPT-2 small's config, wire/shape.hpp).
+inline constexpr int kInputLayers = shape::kLayers;
+inline constexpr int kInputModelDim = shape::kDModel;
+inline constexpr int kInputVocab = shape::kVocab;
+inline constexpr int kInputContext = shape::kContext;
 
 // Every adapter a runner serves, by name, in name order.
 std::vector<std::string> served_adapters();

@@ -7,12 +7,13 @@
 #include <cmath>
 
 #include "judge/localize.hpp"
+#include "wire/shape.hpp"
 
 namespace course {
 
 namespace {
 
-constexpr int kHeads = 12, kDim = 64, kDModel = 768;
+constexpr int kHeads = shape::kHeads, kDim = shape::kHeadDim, kDModel = shape::kDModel;
 
 // Where a stage-1 float came from.
 struct Origin {

@@ -12,12 +12,13 @@
 #include <cmath>
 
 #include "judge/localize.hpp"
+#include "wire/shape.hpp"
 
 namespace course {
 
 namespace {
 
-constexpr int kLayers = 12, kHeads = 12, kDim = 64;
+constexpr int kLayers = shape::kLayers, kHeads = shape::kHeads, kDim = shape::kHeadDim;
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
