@@ -35,5 +35,9 @@ course_tree_copy() {
     fi
     mkdir -p "$to/$(dirname "$p")" && cp -R "$from/$p" "$to/$(dirname "$p")/" || return 1
   done < <(course_tree_paths)
-  while IFS= read -r p; do rm -rf "${to:?}/$p" || return 1; done < <(course_tree_excluded)
+  local x
+  while IFS= read -r p; do
+    # $p unquoted: a "*" in it is a pattern (a path with no match stays as it is).
+    for x in "${to:?}"/$p; do rm -rf "$x" || return 1; done
+  done < <(course_tree_excluded)
 }

@@ -4,6 +4,8 @@
 #       one line per stage: "<number> <slug> <points>" (points default to 10, as the grader's)
 #   cmake -DMANIFEST=stages/manifest.json -DWHAT=files -P autograders/manifest.cmake
 #       every file a learner edits, once each, in the order the stages name them
+#   cmake -DMANIFEST=stages/manifest.json -DWHAT=folders -P autograders/manifest.cmake
+#       one line per stage: "<slug> <folder>" (its folder under stages/)
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT EXISTS "${MANIFEST}")
@@ -17,6 +19,7 @@ endif()
 
 set(lines "")
 set(files "")
+set(folders "")
 math(EXPR last "${count} - 1")
 foreach(i RANGE ${last})
   string(JSON slug GET "${text}" stages ${i} slug)
@@ -26,6 +29,8 @@ foreach(i RANGE ${last})
   endif()
   math(EXPR number "${i} + 1")
   string(APPEND lines "${number} ${slug} ${points}\n")
+  string(JSON folder GET "${text}" stages ${i} folder)
+  string(APPEND folders "${slug} ${folder}\n")
   string(JSON n_files LENGTH "${text}" stages ${i} files)
   math(EXPR last_file "${n_files} - 1")
   foreach(f RANGE ${last_file})
@@ -38,9 +43,11 @@ endforeach()
 
 if(WHAT STREQUAL "stages")
   execute_process(COMMAND ${CMAKE_COMMAND} -E echo_append "${lines}")
+elseif(WHAT STREQUAL "folders")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo_append "${folders}")
 elseif(WHAT STREQUAL "files")
   list(JOIN files "\n" joined)
   execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${joined}")
 else()
-  message(FATAL_ERROR "manifest.cmake: WHAT must be stages or files, not \"${WHAT}\"")
+  message(FATAL_ERROR "manifest.cmake: WHAT must be stages, folders or files, not \"${WHAT}\"")
 endif()

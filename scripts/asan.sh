@@ -43,10 +43,20 @@ two_at_a_time() {
   wait
 }
 # The grader's judging and diagnosis of wrong answers, under the sanitizers: one known
-# mistake per stage (the default build's runner: the grader is what is checked here) must
-# fail its stage, and the stage must name that mistake and no other.
-mistakes=(kv_swapped shallow_clone missing_scale prefill_no_mask reuse_no_clone crop_keeps_last
-  no_copy_on_write evict_lowest_block batch_positions_from_index generate_feeds_last_token)
+# mistake per stage of stages/manifest.json, the first by name in the stage's folder
+# (stages/<folder>/mistakes; the default build's runner: the grader is what is checked
+# here), must fail its stage, and the stage must name that mistake and no other.
+declare -A mistake_file=()
+mistakes=()
+while read -r _ folder; do
+  for f in "stages/$folder/mistakes/"*.mistake; do
+    [ -e "$f" ] || continue
+    m=$(basename "$f" .mistake)
+    mistakes+=("$m")
+    mistake_file[$m]=$f
+    break
+  done
+done < <(cmake -DMANIFEST=stages/manifest.json -DWHAT=folders -P autograders/manifest.cmake)
 cmake --preset default >/dev/null
 cmake --build --preset default --target "${mistakes[@]/#/runner-buggy-}" >/dev/null
 # identified FILE: the ids in the "identified" list of the stage in the results FILE.
@@ -57,7 +67,7 @@ identified() {
 }
 # field KEY M: the value of "KEY: value" in mistake M's file (read by apply-mistake, the
 # catalogue files' one reader).
-field() { build/bin/apply-mistake --field "$1" "tests/buggy/$2.mistake"; }
+field() { build/bin/apply-mistake --field "$1" "${mistake_file[$2]}"; }
 # grade_mistake M: the sanitized grader on mistake M's runner; its exit status to $logs/M.status.
 grade_mistake() {
   local status=0

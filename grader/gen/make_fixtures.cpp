@@ -1,9 +1,9 @@
 // make-fixtures: runs every case in cases_*.cpp through the reference implementation and
 // writes fixtures/<stage>/<case>.json(.gz). With --mistakes it also runs every catalogued
-// mistake and valid alternative of tests/buggy on every case of its stage (mistake_runs.hpp)
-// and records the mistakes' answers in the fixtures.
+// mistake and valid alternative of the stages' folders (stages/<folder>/mistakes) on every
+// case of its stage (mistake_runs.hpp) and records the mistakes' answers in the fixtures.
 //
-//   make-fixtures --out DIR [--stage SLUG] [--mistakes tests/buggy --runners build/bin
+//   make-fixtures --out DIR [--stage SLUG] [--mistakes stages --runners build/bin
 //                 [--weights build/weights]]
 //                 [--hidden DIR [--hidden-seed S] [--hidden-count K]]
 //   make-fixtures --random N --seed S [--stage SLUG]
@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
   auto* out = app.add_option("--out", out_dir, "Folder to write into (one sub-folder per stage)");
   app.add_option("--stage", only_stage, "Only this stage");
   app.add_option("--mistakes", mistakes_dir,
-                 "Folder of .mistake and .alternative files: run each on its stage's cases");
+                 "The course's stages/ folder: run each stage's .mistake and .alternative files "
+                 "(<folder>/mistakes) on its cases");
   app.add_option("--runners", runners_dir, "Folder holding the runner-buggy-* and runner-alternative-* runners");
   app.add_option("--jobs", jobs, "Runners at a time (default: the number of cores)");
   app.add_option("--weights", weights_dir,

@@ -8,6 +8,7 @@
 
 #include "judge/grade.hpp"
 #include "judge/stages.hpp"
+#include "judge/variants.hpp"
 #include "wire/digest.hpp"
 
 namespace fs = std::filesystem;
@@ -56,9 +57,9 @@ std::string describe(const VariantFile& v) {
 
 }  // namespace
 
-std::vector<Variant> read_variants(const fs::path& dir, const fs::path& runners_dir) {
+std::vector<Variant> read_variants(const fs::path& stages_dir, const fs::path& runners_dir) {
   std::vector<Variant> out;
-  for (VariantFile& file : read_variant_files(dir)) {
+  for (VariantFile& file : stage_variant_files(stages_dir, stage_table())) {
     fs::path runner = runners_dir / file.runner_name();
     if (!fs::exists(runner))
       throw std::runtime_error(runner.string() + " is not built (cmake --build build)");

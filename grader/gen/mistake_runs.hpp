@@ -1,8 +1,8 @@
-// The generator's second half: every catalogued mistake (tests/buggy/NAME.mistake, built
-// as runner-buggy-NAME) and every valid alternative (NAME.alternative, runner-alternative-NAME)
-// is graded on the cases of its stage by grade_cases (judge/grade.hpp), the loop that
-// grades a learner: a mistake's answer to each case becomes a MistakeRecord in the fixture
-// (fixture.hpp), the digest the grader computes of that answer; an alternative must pass
+// The generator's second half: every catalogued mistake (stages/<folder>/mistakes/NAME.mistake,
+// built as runner-buggy-NAME) and every valid alternative (NAME.alternative,
+// runner-alternative-NAME) is graded on the cases of its stage by grade_cases (judge/grade.hpp),
+// the loop that grades a learner: a mistake's answer to each case becomes a MistakeRecord in the
+// fixture (fixture.hpp), the digest the grader computes of that answer; an alternative must pass
 // every case.
 #pragma once
 
@@ -21,9 +21,10 @@ struct Variant {
   std::filesystem::path runner;
 };
 
-// Every .mistake and .alternative file of `dir`, with its runner in `runners_dir`. Throws
-// std::runtime_error for a broken file (VariantFileError) or a runner that is not built.
-std::vector<Variant> read_variants(const std::filesystem::path& dir,
+// Every .mistake and .alternative file of every stage under `stages_dir` (the course's
+// stages/: judge/variants.hpp), with its runner in `runners_dir`. Throws std::runtime_error
+// for a broken file (VariantFileError) or a runner that is not built.
+std::vector<Variant> read_variants(const std::filesystem::path& stages_dir,
                                    const std::filesystem::path& runners_dir);
 
 // How the variants are graded.

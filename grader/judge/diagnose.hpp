@@ -1,7 +1,7 @@
 // Diagnoses: what the grader can prove about a failing stage, and nothing else. Two kinds:
 //
 //  * Identification (identify.cpp). The fixtures record, for every case, what each
-//    catalogued mistake (tests/buggy/*.mistake) returns: the digest of its whole output, or
+//    catalogued mistake (stages/*/mistakes/*.mistake) returns: the digest of its whole output, or
 //    "passes" (wire/fixture.hpp, MistakeRecord). A mistake is named only when it agrees
 //    with the learner on every case graded in the run: the same digest on each case the
 //    learner fails, "passes" on each case the learner passes. The numerics are bit-exact,

@@ -32,7 +32,7 @@ struct FixtureError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What one catalogued mistake (tests/buggy/*.mistake, run by the generator) returns for a
+// What one catalogued mistake (stages/*/mistakes/*.mistake, run by the generator) returns for a
 // case: "passes" when its output passes the case, else the digest of its whole output
 // (output_digest in digest.hpp, 16 hex digits).
 //   {"id": "dec.wrong_scale", "parameter": "1/sqrt(768)", "output": "3f9c0a..."}

@@ -1,4 +1,5 @@
-# Known-buggy implementations and valid alternatives (README.md in this folder):
+# Known-buggy implementations and valid alternatives (README.md in this folder), in each
+# stage's folder, stages/<folder>/mistakes/:
 #   NAME.mistake      the reference with one mistake put in, built as runner-buggy-NAME; the
 #                     grader must name exactly its diagnosis
 #   NAME.alternative  the reference written another, equally right way, built as
@@ -9,9 +10,9 @@
 add_executable(apply-mistake ${CMAKE_CURRENT_LIST_DIR}/apply_mistake.cpp)
 target_link_libraries(apply-mistake PRIVATE course_variant_file)
 
-# kvcourse_variant(NAME EXT PREFIX): runner-PREFIX-NAME from tests/buggy/NAME.EXT.
-function(kvcourse_variant name ext prefix)
-  set(edits ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name}.${ext})
+# kvcourse_variant(FILE PREFIX): runner-PREFIX-NAME from FILE, NAME.mistake or NAME.alternative.
+function(kvcourse_variant edits prefix)
+  get_filename_component(name ${edits} NAME_WE)
   file(STRINGS ${edits} file_line REGEX "^file: ")
   string(REGEX REPLACE "^file: *" "" edited "${file_line}")
   if(NOT edited)
@@ -33,10 +34,10 @@ function(kvcourse_variant name ext prefix)
   set_property(GLOBAL APPEND PROPERTY KVCOURSE_VARIANT_RUNNERS runner-${prefix}-${name})
 endfunction()
 
-function(kvcourse_mistake name)
-  kvcourse_variant(${name} mistake buggy)
+function(kvcourse_mistake file)
+  kvcourse_variant(${file} buggy)
 endfunction()
 
-function(kvcourse_alternative name)
-  kvcourse_variant(${name} alternative alternative)
+function(kvcourse_alternative file)
+  kvcourse_variant(${file} alternative)
 endfunction()

@@ -1,9 +1,9 @@
 // The catalogue of known mistakes proves itself, stage by stage (one test per stage, so
 // CTest can run stages side by side):
-//  * the confusion matrix: each tests/buggy/NAME.mistake runner, graded on its stage, is
+//  * the confusion matrix: each NAME.mistake runner (stages/<folder>/mistakes), graded on its stage, is
 //    identified as its own (diagnosis, parameter) and as nothing else;
 //  * each NAME.alternative runner (right, written another way) passes every case;
-//  * the grader's text for each mistake equals its golden transcript, tests/golden/NAME.txt
+//  * the grader's text for each mistake equals its golden transcript, stages/<folder>/golden/NAME.txt
 //    (KVCOURSE_UPDATE_GOLDEN=1 rewrites them; see tests/buggy/README.md).
 // Graded with the committed fixtures, this also proves the mistakes' records in them.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "judge/stages.hpp"
-#include "wire/variant_file.hpp"
+#include "judge/variants.hpp"
 #include "test_support.hpp"
 
 using testing_support::bin;
@@ -50,10 +50,14 @@ const std::set<std::string> kSanitizedSample = {"double_append", "logits_of_last
 
 using course::VariantFile;
 
+std::vector<VariantFile> all_variants() {
+  return course::stage_variant_files(source_dir() / "stages", course::stage_table());
+}
+
 std::vector<VariantFile> variants_of(const std::string& stage) {
   std::vector<VariantFile> out;
   bool sampled = false;  // the stage has runners in kSanitizedSample
-  for (VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy")) {
+  for (VariantFile& v : all_variants()) {
     if (v.stage != stage) continue;
     sampled = sampled || kSanitizedSample.count(v.name);
     out.push_back(v);
@@ -126,7 +130,7 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
     EXPECT_EQ(g.exit_code, 1) << g.text.substr(0, 3000);
     const std::string own = v.id + (v.parameter.empty() ? "" : ": " + v.parameter);
     EXPECT_EQ(identified(g.text), std::set<std::string>{own}) << "diagnoses named for " << v.name;
-    const fs::path golden = source_dir() / "tests/golden" / (v.name + ".txt");
+    const fs::path golden = course::golden_dir(source_dir() / "stages", *course::find_stage(stage)) / (v.name + ".txt");
     if (update) {
       testing_support::write_file(golden, g.text);
       continue;
@@ -134,7 +138,7 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
     ASSERT_TRUE(fs::exists(golden)) << golden << " is missing: KVCOURSE_UPDATE_GOLDEN=1 writes it";
     EXPECT_EQ(testing_support::read_file(golden), g.text)
         << "the grader's text for " << v.name << " changed; if that is meant, rerun with KVCOURSE_UPDATE_GOLDEN=1 "
-        << "and commit tests/golden/";
+        << "and commit " << golden;
   }
 }
 
@@ -152,13 +156,25 @@ INSTANTIATE_TEST_SUITE_P(stages, catalogue, testing::ValuesIn(stage_slugs()),
                            return s;
                          });
 
-// Every mistake file belongs to a stage of the manifest, and every golden file has its mistake.
-TEST(catalogue_files, every_mistake_has_a_stage_and_no_golden_file_is_stale) {
-  for (const VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
-    EXPECT_TRUE(course::find_stage(v.stage)) << v.path << ": no stage " << v.stage << " in stages/manifest.json";
-  for (const auto& e : fs::directory_iterator(source_dir() / "tests/golden"))
-    EXPECT_TRUE(fs::exists(source_dir() / "tests/buggy" / (e.path().stem().string() + ".mistake")))
-        << e.path() << " has no mistake file";
+// Every golden file has its mistake beside it, and nothing of the catalogue is left in tests/.
+TEST(catalogue_files, no_golden_file_is_stale_and_none_is_left_in_tests) {
+  for (const course::Stage& stage : course::stage_table()) {
+    const fs::path golden = course::golden_dir(source_dir() / "stages", stage);
+    if (!fs::is_directory(golden)) continue;
+    for (const auto& e : fs::directory_iterator(golden))
+      EXPECT_TRUE(fs::exists(course::mistakes_dir(source_dir() / "stages", stage) /
+                             (e.path().stem().string() + ".mistake")))
+          << e.path() << " has no mistake file beside it";
+  }
+  // Mistakes and transcripts used to live in tests/buggy and tests/golden: one left there
+  // (from a branch older than the move) would be silently ignored.
+  for (const char* old : {"tests/buggy", "tests/golden"}) {
+    if (!fs::is_directory(source_dir() / old)) continue;
+    for (const auto& e : fs::directory_iterator(source_dir() / old))
+      EXPECT_FALSE(course::is_variant_file(e.path()) || e.path().extension() == ".txt")
+          << e.path() << ": the catalogue lives in the stages' folders now (stages/<folder>/mistakes, "
+          << "stages/<folder>/golden): move it there";
+  }
 }
 
 }  // namespace

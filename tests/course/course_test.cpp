@@ -13,7 +13,7 @@
 #include "judge/diagnose.hpp"
 #include "wire/fixture.hpp"
 #include "judge/stages.hpp"
-#include "wire/variant_file.hpp"
+#include "judge/variants.hpp"
 #include "test_support.hpp"
 
 using course::json;
@@ -86,12 +86,12 @@ TEST(course, skeleton_fails_every_stage_with_not_implemented) {
   }
 }
 
-// Each catalogued id is proved by at least one tests/buggy/*.mistake file, and each file
+// Each catalogued id is proved by at least one stages/*/mistakes/*.mistake file, and each file
 // names a catalogued id (catalogue_test grades them).
 TEST(course, every_catalogued_mistake_has_a_mistake_file_and_back) {
   std::set<std::string> catalogued, in_files;
   for (const auto& m : course::known_mistakes()) catalogued.insert(m.id);
-  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy")) {
+  for (const course::VariantFile& v : course::stage_variant_files(source_dir() / "stages", course::stage_table())) {
     if (!v.mistake) continue;
     EXPECT_TRUE(catalogued.count(v.id)) << v.path << ": " << v.id << " is not catalogued";
     in_files.insert(v.id);
@@ -104,7 +104,7 @@ TEST(course, every_catalogued_mistake_has_a_mistake_file_and_back) {
 // generator ran them all (make-fixtures --mistakes). catalogue_test proves the records.
 TEST(course, every_fixture_records_each_mistake_of_its_stage) {
   std::map<std::string, std::set<std::string>> by_stage;  // stage -> "id|parameter"
-  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
+  for (const course::VariantFile& v : course::stage_variant_files(source_dir() / "stages", course::stage_table()))
     if (v.mistake) by_stage[v.stage].insert(v.id + "|" + v.parameter);
   for (const auto& stage : course::stage_table()) {
     for (const auto& file : course::list_fixtures(source_dir() / "fixtures" / stage.slug)) {
@@ -160,7 +160,7 @@ TEST(course, fixtures_are_exactly_what_the_generator_writes) {
 // every stage has hidden cases.
 TEST(course, the_hidden_set_records_the_mistakes_of_its_stage) {
   std::map<std::string, std::set<std::string>> by_stage;  // stage -> "id|parameter"
-  for (const course::VariantFile& v : course::read_variant_files(source_dir() / "tests/buggy"))
+  for (const course::VariantFile& v : course::stage_variant_files(source_dir() / "stages", course::stage_table()))
     if (v.mistake) by_stage[v.stage].insert(v.id + "|" + v.parameter);
   for (const auto& stage : course::stage_table()) {
     const auto files = course::list_fixtures(source_dir() / "fixtures-hidden" / stage.slug);

@@ -83,6 +83,9 @@ TEST(course_tree, never_holds_the_solution_or_the_tests) {
   for (const char* p : {"reference", "tests", "fixtures-hidden", "grader/gen"})
     EXPECT_FALSE(tree.paths.count(p)) << p;
   EXPECT_TRUE(tree.excluded.count("grader/gen"));
+  // The stages' catalogues of mistakes are edits of the reference solution.
+  EXPECT_TRUE(tree.excluded.count("stages/*/mistakes"));
+  EXPECT_TRUE(tree.excluded.count("stages/*/golden"));
 }
 
 TEST(course_tree, exercism_dockerfile_copies_the_listed_paths) {

@@ -73,6 +73,10 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   // What a student must not get, and what they need.
   for (const char* absent : {"reference", "tests", "grader/gen"})
     EXPECT_FALSE(fs::exists(repo / absent)) << absent;
+  // Nor the stages' catalogues of mistakes (edits of the reference) and their transcripts.
+  for (const auto& e : fs::recursive_directory_iterator(repo / "stages"))
+    EXPECT_FALSE(e.is_directory() && (e.path().filename() == "mistakes" || e.path().filename() == "golden"))
+        << e.path();
   for (const char* present : {"README.md", "scripts/start.sh", "scripts/test.sh", "scripts/deps.sh",
                               ".ci/run", ".github/workflows/classroom.yml", "stages/manifest.json",
                               "include/course", "model/gpt2.cpp", "grader/cli/main.cpp"})
