@@ -75,8 +75,11 @@ void record_mistakes(const std::string& stage_slug, const std::vector<Variant>& 
   std::vector<const Variant*> variants;
   for (const Variant& v : all)
     if (v.file.stage == stage_slug) variants.push_back(&v);
+  // The cases as the grader will load them from their files (JSON numbers of the types a
+  // parse gives, tensors as numbers): what a learner's answer is checked against.
   StageCases cases;
-  cases.fixtures = fixtures;
+  for (const Fixture& fx : fixtures)
+    cases.fixtures.push_back(parse_fixture(fixture_to_json(fx).dump(), fx.name));
   cases.origins.assign(fixtures.size(), CaseOrigin::visible);
 
   // Each variant in its own runner process, `jobs` of them at a time.
