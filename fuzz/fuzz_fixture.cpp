@@ -7,7 +7,7 @@
 #include <string>
 
 #include "judge/compare.hpp"
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 #include "sandbox/process.hpp"
 
 namespace course {

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "gen/builders.hpp"
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 
 namespace course {
 

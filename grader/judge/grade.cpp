@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "judge/answer.hpp"
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 #include "sandbox/process.hpp"
 #include "wire/digest.hpp"
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 #include "wire/json_bounded.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "gen/builders.hpp"
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 #include "judge/stages.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 // The grader's own check of fixture inputs (judge/inputs.hpp): it mirrors the runners'
 // bindings, accepts every committed fixture, and names the problem of a broken one.
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 
 #include <gtest/gtest.h>
 

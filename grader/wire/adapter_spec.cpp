@@ -1,4 +1,4 @@
-#include "judge/inputs.hpp"
+#include "wire/adapter_spec.hpp"
 
 #include <algorithm>
 #include <cstdint>
