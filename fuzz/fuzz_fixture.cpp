@@ -7,7 +7,7 @@
 #include <string>
 
 #include "judge/compare.hpp"
-#include "wire/adapter_spec.hpp"
+#include "judge/stage_fixtures.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

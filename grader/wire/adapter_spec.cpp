@@ -294,18 +294,19 @@ std::vector<std::string> served_adapters() {
   return names;
 }
 
-void check_case_input(const Fixture& fixture) {
-  const std::string file = fixture.file.string();
-  auto it = input_checks().find(fixture.adapter);
+void check_adapter_input(const std::string& adapter, const json& input) {
+  auto it = input_checks().find(adapter);
   if (it == input_checks().end())
-    throw FixtureError(file + ": adapter " + json_excerpt(json(fixture.adapter), 60) +
-                       " is not one the runners serve (they serve " + adapter_names() + ")");
+    throw AdapterInputError("adapter " + json_excerpt(json(adapter), 60) +
+                            " is not one the runners serve (they serve " + adapter_names() + ")");
   try {
-    it->second(fixture.input);
+    it->second(input);
   } catch (const BadField& b) {
-    throw FixtureError(file + ": " + b.where + ": " + b.problem + " (adapter " + fixture.adapter + ")");
+    throw AdapterInputError(b.where + ": " + b.problem + " (adapter " + adapter + ")");
   }
 }
+
+bool has_adapter_spec(const std::string& adapter) { return input_checks().count(adapter) > 0; }
 
 std::string setup_problem(const json& setup) {
   if (!setup.is_object()) return "must be an object";
@@ -319,33 +320,6 @@ std::string setup_problem(const json& setup) {
     }
   }
   return "";
-}
-
-std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir, const std::string& slug,
-                                         const std::string& only_case) {
-  std::vector<Fixture> fixtures;
-  std::string names;  // every case's, for a --case that names none
-  try {
-    std::map<std::string, std::filesystem::path> by_name;
-    for (const auto& file : list_fixtures(stage_dir)) {
-      Fixture fx = load_fixture(file);
-      if (fx.stage != slug)
-        throw FixtureError(file.string() + ": belongs to stage " + json_excerpt(json(fx.stage), 60) + ", not \"" +
-                           slug + "\"");
-      auto [earlier, fresh] = by_name.emplace(fx.name, file);
-      if (!fresh)
-        throw FixtureError(file.string() + ": case " + json_excerpt(json(fx.name), 60) + " is also the case of " +
-                           earlier->second.string());
-      check_case_input(fx);
-      names += (names.empty() ? "" : ", ") + fx.name;
-      if (only_case.empty() || fx.name == only_case) fixtures.push_back(std::move(fx));
-    }
-  } catch (const FixtureError& e) {
-    throw FixtureError(std::string("the course is broken: ") + e.what());
-  }
-  if (fixtures.empty())
-    throw FixtureError("stage " + slug + " has no case named \"" + only_case + "\". Its cases: " + names);
-  return fixtures;
 }
 
 }  // namespace course

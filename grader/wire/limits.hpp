@@ -1,5 +1,5 @@
 // Bounds on what a case may ask of a runner, shared by the runner's bindings (which refuse
-// an input beyond them) and the grader's fixture check (judge/inputs.cpp, which refuses the
+// an input beyond them) and the adapters' specs (wire/adapter_spec.cpp, which refuse the
 // fixture first): one number each, so the two cannot disagree.
 #pragma once
 

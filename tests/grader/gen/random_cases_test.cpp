@@ -8,7 +8,7 @@
 #include <set>
 
 #include "gen/builders.hpp"
-#include "wire/adapter_spec.hpp"
+#include "judge/stage_fixtures.hpp"
 #include "judge/stages.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,7 @@
-// The grader's own check of fixture inputs (judge/inputs.hpp): it mirrors the runners'
-// bindings, accepts every committed fixture, and names the problem of a broken one.
-#include "wire/adapter_spec.hpp"
+// The adapters' specs (wire/adapter_spec.hpp) as the grader checks fixtures by them
+// (judge/stage_fixtures.hpp) and a runner checks its requests: one spec per binding,
+// every committed fixture accepted, and the problem of a broken one named.
+#include "judge/stage_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -110,6 +111,21 @@ TEST(inputs, a_malformed_input_names_the_field) {
   const json from = {{"weights", weights()}, {"prefix", std::vector<int>(1000, 1)}, {"suffixes", {{1}, std::vector<int>(20, 2)}},
                      {"max_new_tokens", 6}};
   EXPECT_TRUE(has(input_error("run_generate_from", from), "1020 prompt positions and 6 new tokens do not fit in the model's 1024"));
+}
+
+// The runner checks a request's input by the same spec, before the binding reads it: the
+// same words name the same field.
+TEST(inputs, a_runner_refuses_a_bad_input_in_the_words_of_the_fixture_check) {
+  const json input = {{"plan", json::array({{{"op", "create"}},
+                                            {{"op", "append"}, {"cache", 0}, {"k", floats(5)}, {"v", floats(768)}}})}};
+  const std::string fixture_error = input_error("run_cache_plan", input);
+  ASSERT_TRUE(has(fixture_error, "input.plan[1].k: must hold 768 floats, not 5")) << fixture_error;
+  try {
+    adapter_table().at("run_cache_plan")(input);
+    ADD_FAILURE() << "the binding took an input its spec refuses";
+  } catch (const BadInput& e) {
+    EXPECT_EQ("fixtures/x/01-case.json: " + std::string(e.what()), fixture_error);
+  }
 }
 
 TEST(inputs, a_setup_a_runner_cannot_prepare_is_named) {
