@@ -88,6 +88,19 @@ TEST(course_tree, never_holds_the_solution_or_the_tests) {
   EXPECT_TRUE(tree.excluded.count("stages/*/golden"));
 }
 
+// A COPY of stages/ would carry the stages' mistakes into the public image's layer, where
+// prepare.sh's removal cannot reach: the build context leaves them out (.dockerignore).
+TEST(course_tree, the_image_build_never_sees_a_patterned_exclusion) {
+  const CourseTree tree = read_course_tree();
+  std::set<std::string> ignored;
+  std::stringstream in(read_file(source_dir() / ".dockerignore"));
+  for (std::string line; std::getline(in, line);)
+    if (!trim(line).empty()) ignored.insert(trim(line));
+  for (const std::string& p : tree.excluded)
+    if (p.find('*') != std::string::npos)
+      EXPECT_TRUE(ignored.count(p)) << "!" << p << " is not in .dockerignore";
+}
+
 TEST(course_tree, exercism_dockerfile_copies_the_listed_paths) {
   const CourseTree tree = read_course_tree();
   std::vector<std::string> problems;
