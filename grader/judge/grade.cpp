@@ -285,6 +285,16 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
   return "while preparing the stage: " + r.message;
 }
 
+// A failed case's outputs, for the HTML report: the fixture's and the code under test's.
+bool keep_outputs(const Fixture& fx, const Exchange& ex, CaseResult& r) {
+  if (ex.outcome != Exchange::Outcome::response) return false;
+  const Answer answer = parse_answer(ex.response);
+  if (!answer.problem.empty() || !answer.document.contains("output")) return false;
+  r.expected_output = fx.expected;
+  r.actual_output = answer.document["output"];
+  return true;
+}
+
 // Names the catalogued mistakes that agree with every graded case that has records (a
 // random case has none: identify leaves it out), on each failed case with records.
 void identify_mistakes(const std::vector<Fixture>& fixtures, StageResult& result) {
@@ -420,6 +430,7 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   RunnerProcess runner(options.runner, config);
   bool need_setup = !stage.setup.empty();
   std::string setup_failed;  // once the setup failed, it is not tried again
+  bool kept_outputs = false;
   for (size_t i = 0; i < fixtures.size(); ++i) {
     const Fixture& fx = fixtures[i];
     CaseResult r;
@@ -453,6 +464,10 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
     const CaseBudget budget = case_budget(fx, options);
     Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
     judge_within_budget(fx, ex, budget, options.runner, r);
+    // A hidden case's outputs, like its input, never leave the grader.
+    if (options.keep_failed_outputs && r.status == CaseStatus::failed && !kept_outputs &&
+        r.origin != CaseOrigin::hidden)
+      kept_outputs = keep_outputs(fx, ex, r);
     result.cases.push_back(std::move(r));
     if (options.on_case && result.partial()) options.on_case(result);
   }
