@@ -411,8 +411,9 @@ std::string heatmap(const std::string& path, const RowDiff& d) {
   std::string body = svg_text(label_w, 10, col_axis + " →", "axis");
   for (int64_t g = 0; g < grids; ++g) {
     const int y0 = 14 + int(g) * (grid_h + 4);
-    body += svg_text(2, y0 + 12,
-                     (outer.empty() ? "" : outer + " " + num(g) + " ") + row_axis + " ↓", "axis");
+    const std::string label =
+        (outer.empty() ? "" : outer + " " + num(g) + " ") + (row_axis.empty() ? "" : row_axis + " ↓");
+    if (!label.empty()) body += svg_text(2, y0 + 12, label, "axis");
     for (int64_t r = 0; r < grid_rows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
         const int64_t i = (g * grid_rows + r) * cols + c;
