@@ -3,7 +3,8 @@
 # everything is there it only checks, and installs nothing.
 #   scripts/deps.sh [--tests] [extra-package ...]
 # --tests (scripts/test.sh): also Node.js and npm (Debian: nodejs, npm), with which the tokenizer tests (label
-# network) fetch and run their reference encoder. They are installed when they can be: if
+# network) fetch and run their reference encoder, and chromium, in which html_report_cli_test renders
+# `grader --report`. They are installed when they can be: if
 # apt-get cannot install them, this says so and goes on, and scripts/test.sh leaves those
 # tests out, saying why. Extras the scripts ask for: clang (determinism-check.sh); clang
 # libclang-rt-14-dev (fuzz.sh: libFuzzer's runtime, which apt only recommends with clang);
@@ -17,6 +18,8 @@ test_packages=()
 if [ "${1:-}" = "--tests" ]; then
   command -v node >/dev/null || test_packages+=(nodejs)
   command -v npm >/dev/null || test_packages+=(npm)
+  # The HTML report's test opens it in headless Chromium (it is skipped, saying so, without).
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || test_packages+=(chromium)
   shift
 fi
 packages=(g++ make cmake nlohmann-json3-dev libcli11-dev zlib1g-dev libgtest-dev libpcre2-dev
@@ -50,6 +53,6 @@ if [ ${#wanted[@]} -gt 0 ]; then
   echo "Installing for the tests: ${wanted[*]}"
   if ! apt_install "${wanted[@]}"; then
     echo "deps.sh: could not install ${wanted[*]}: the tests labelled network (the tokenizer against" \
-      "its npm reference) will not run" >&2
+      "its npm reference) will not run, nor the HTML report's in a browser (skipped)" >&2
   fi
 fi

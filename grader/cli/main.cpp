@@ -23,6 +23,7 @@
 #include "cli/formats.hpp"
 #include "cli/fresh_cases.hpp"
 #include "cli/hints.hpp"
+#include "cli/html_report.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
 #include "cli/results_file.hpp"
@@ -72,6 +73,7 @@ struct Cli {
   std::string build_dir, rebuild_command, rebuild_target;
   int max_rounds = 0;
   std::string sandbox = "auto";
+  std::string report_file;  // --report: the HTML pictures of each stage's first failure
 };
 
 fs::path exe_dir() {
@@ -300,9 +302,15 @@ void add_options(CLI::App& app, Cli& cli) {
   app.add_option("--output,-o", cli.output_file,
                  "Write the results here instead of standard output");
 
+  app.add_option(
+      "--report", cli.report_file,
+      "Also draw each stage's first failing case in this HTML file: block tables, the "
+      "prefix cache, the batch per step, which rows of a tensor differ (in watch mode, p "
+      "writes it; default there: .grader/report.html)");
   app.add_flag("--watch,-w", cli.watch,
                "Regrade the stage on every save: rebuild the runner, grade, show the verdict "
-               "(keys: n next stage, e next failure, h hint, l list, v verdict, r rerun, q quit)");
+               "(keys: n next stage, e next failure, h hint, l list, v verdict, p pictures, r "
+               "rerun, q quit)");
   app.add_flag("--poll", cli.poll,
                "With --watch: poll the files every 300 ms instead of using inotify");
   auto* rebuild =
@@ -525,6 +533,8 @@ int watch(const Cli& cli, Output& output, const Stage* stage, const Run& run) {
   w.progress_file = run.progress_file;
   w.style = run.style;
   w.clear_screen = ::isatty(STDOUT_FILENO);
+  w.report_file = cli.report_file.empty() ? course_root() / ".grader" / "report.html"
+                                          : fs::path(cli.report_file);
   w.sandbox = run.isolation.full()                                  ? "sandbox on"
               : run.isolation.kind == sandbox::Isolation::Kind::uid ? "sandbox: uid mode"
               : run.isolation.mode == sandbox::Mode::off            ? "sandbox off"
@@ -604,6 +614,7 @@ int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output,
   run.options.weights_dir = build_dir(cli) / "weights";
   run.options.only_case = cli.only_case;
   run.options.hidden_root = cli.hidden_dir;
+  run.options.keep_failed_outputs = !cli.report_file.empty() || cli.watch;
   if (cli.random_count > 0) {
     if (!cli.seed_given) cli.seed = clock_seed();
     run.options.random_replay = random_replay(cli.random_count, cli.seed);
@@ -745,6 +756,13 @@ int main(int argc, char** argv) {
   sandbox::end_runners(run.isolation);
   write_results(output.stream(), cli, results, run.isolation);
   if (!output.commit()) return kExitUsage;
+  if (!cli.report_file.empty()) {
+    if (const std::string problem = write_html_report(cli.report_file, results); !problem.empty()) {
+      std::cerr << "grader: --report: " << problem << "\n";
+      return kExitUsage;
+    }
+    std::cerr << "grader: the pictures are in " << cli.report_file << " (open it in a browser)\n";
+  }
 
   bool passed = true;
   for (const auto& r : results) passed = passed && r.all_passed();

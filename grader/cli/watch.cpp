@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "cli/hints.hpp"
+#include "cli/html_report.hpp"
 #include "cli/progress.hpp"
 #include "cli/view.hpp"
 #include "sandbox/process.hpp"
@@ -438,9 +439,26 @@ class Session {
         ++focus_;
         show(View::verdict);
         break;
+      case 'p':
+        write_pictures();
+        break;
       default:
         break;
     }
+  }
+
+  // `p`: the last verdict's failing case drawn in an HTML file (html_report.hpp).
+  void write_pictures() {
+    if (!last_result_) {
+      note("No verdict to draw yet (the code does not build).");
+      return;
+    }
+    std::error_code error;
+    std::filesystem::create_directories(o_.report_file.parent_path(), error);
+    const std::string problem = write_html_report(o_.report_file, {*last_result_});
+    note(problem.empty() ? "The pictures of this verdict are in " +
+                               shown_path(o_.report_file.string()) + ": open it in a browser."
+                         : "Could not write the pictures: " + problem);
   }
 
   // A short status for the learner (a save that changed nothing): on a terminal it goes
@@ -552,7 +570,9 @@ class Session {
     std::string line = "Watching " + folders + " (" + how_ + "). Rebuilt in " + seconds_text(build_seconds);
     if (grade_seconds >= 0) line += ", graded in " + seconds_text(grade_seconds);
     if (grade_seconds >= 0 && !o_.sandbox.empty()) line += " (" + o_.sandbox + ")";
-    return {line + ".", paint("2", "Keys: n next stage · e next failure · h hint · l list · v verdict · r rerun · q quit")};
+    return {line + ".", paint("2",
+                              "Keys: n next stage · e next failure · h hint · l list · v verdict · "
+                              "p pictures · r rerun · q quit")};
   }
 
   // Draws one whole frame: the screen is cleared first, and the frame fits it.

@@ -70,6 +70,7 @@ struct WatchOptions {
   TextStyle style;
   bool clear_screen = false;  // stdout is a terminal
   std::string sandbox;        // "sandbox on", "sandbox degraded", "sandbox off" (footer)
+  std::filesystem::path report_file;  // where `p` writes the HTML pictures (html_report.hpp)
 };
 
 // Runs the loop until `q`, the end of max_rounds, or a signal. Keys come from the terminal

@@ -1,5 +1,6 @@
 #include "judge/answer.hpp"
 
+#include "wire/crash_record.hpp"
 #include "wire/digest.hpp"
 
 namespace course {
@@ -12,6 +13,18 @@ bool text_field(const json& doc, const char* name, std::string& out) {
   if (!doc[name].is_string()) return false;
   out = doc[name].get_ref<const std::string&>().substr(0, kMaxAnswerText);
   if (doc[name].get_ref<const std::string&>().size() > kMaxAnswerText) out += "... (cut)";
+  return true;
+}
+
+// "thrown_at": at most kMaxCrashFrames unsigned offsets; false when malformed.
+bool frames_field(const json& doc, std::vector<uint64_t>& out) {
+  if (!doc.contains("thrown_at")) return true;
+  const json& frames = doc["thrown_at"];
+  if (!frames.is_array() || frames.size() > size_t(kMaxCrashFrames)) return false;
+  for (const json& f : frames) {
+    if (!f.is_number_unsigned()) return false;
+    out.push_back(f.get<uint64_t>());
+  }
   return true;
 }
 
@@ -32,6 +45,11 @@ Answer parse_answer(const std::string& frame) {
     a.problem = what + ": has no string \"status\"";
   } else if (!text_field(a.document, "what", a.what) || !text_field(a.document, "type", a.type)) {
     a.problem = what + ": has a \"what\" or \"type\" that is not a string";
+  } else if (!frames_field(a.document, a.thrown_at) ||
+             !text_field(a.document, "thrown_unrecorded", a.thrown_unrecorded)) {
+    a.problem = what + ": has a \"thrown_at\" that is not a list of at most " +
+                std::to_string(kMaxCrashFrames) +
+                " offsets, or a \"thrown_unrecorded\" that is not a string";
   } else {
     a.status = a.document["status"].get<std::string>().substr(0, 100);
   }

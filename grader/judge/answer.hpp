@@ -4,6 +4,7 @@
 // every field's type is checked, and every problem is a sentence, never an exception.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct Answer {
   std::string status;   // "ok", "not_implemented", "exception", "bad_request", ...
   std::string what;     // "" when absent
   std::string type;     // "" when absent
+  // An exception: where it was thrown (wire/protocol.hpp "thrown_at": offsets into the
+  // runner's executable, innermost first), and when empty why ("not_found", "off", or
+  // "" when the runner said nothing).
+  std::vector<uint64_t> thrown_at;
+  std::string thrown_unrecorded;
   json document;        // the whole answer; its "output" (when present) is what is compared
 };
 

@@ -1,7 +1,10 @@
 // The catalogue of known mistakes: one entry per diagnosis id, each proved by a
 // tests/buggy/*.mistake file of the same id (course_test checks both ways). The grader
 // names an entry only when the learner's output is bit for bit what that file produces
-// (identify.cpp); the text says what the mistake does, to send the learner to it.
+// (identify.cpp). That proves the output, not the code that made it, so the text states
+// the symptom and then every code site known to give that same output ("the copy shares its
+// layers: clone() copies the pointers, or the adapter copies the ModelCache"), never one
+// cause where another known one yields the same bits.
 #include <stdexcept>
 
 #include "judge/diagnose.hpp"
@@ -39,17 +42,20 @@ const Entry kEntries[] = {
      "append() stores the new position twice, so the cache grows by 2", kLesson1,
      "mistake-off-by-one-growth"},
     {"kvc.kv_swapped", "keys and values swapped",
-     "append(k, v) stores k among the values and v among the keys", kLesson1,
+     "the keys read back are the values appended and the values the keys: append(k, v) "
+     "stores k among the values and v among the keys, or key() reads values_ and value() "
+     "reads keys_", kLesson1,
      "mistake-keys-and-values-swapped"},
     {"kvc.key_transposed", "key() transposed, value() right",
      "key(h, p) reads the buffer at (h * seq + p) * 64 as if it were head-major; value() "
      "reads it right", kLesson1, "mistake-one-sided-key-or-value"},
-    {"kvc.value_reads_keys", "value() reads the keys",
-     "value(h, p) returns from keys_ what key(h, p) returns", kLesson1,
+    {"kvc.value_reads_keys", "the values read back are the keys",
+     "the values read back are the keys appended: value(h, p) reads keys_, or append(k, v) "
+     "stores k among the values too", kLesson1,
      "mistake-one-sided-key-or-value"},
     {"kvc.rows_reversed", "positions read in reverse",
-     "key(h, p) and value(h, p) count positions from the newest: position 0 reads the last "
-     "row appended", kLesson1, "mistake-rows-in-reverse-order"},
+     "position 0 reads the last row appended: key(h, p) and value(h, p) count positions from "
+     "the newest, or append() puts each new row in front of the others", kLesson1, "mistake-rows-in-reverse-order"},
     {"kvc.clone_loses_length", "clone loses the length",
      "clone() copies the stored rows but gives the copy length 0", kLesson1,
      "mistake-a-clone-that-loses-its-length"},
@@ -74,10 +80,12 @@ const Entry kEntries[] = {
      "length() reads a counter shared by every cache: the appends made anywhere so far",
      kLesson2, "mistake-a-length-that-counts-every-layer"},
     {"kvc.shallow_clone", "shallow clone",
-     "ModelCache::clone() copies the twelve layer pointers, so the copy shares its layers "
-     "with the original", kLesson2, "mistake-shallow-clone"},
+     "the copy shares its twelve layers with the original: ModelCache::clone() copies the "
+     "layer pointers, or the adapter copies the ModelCache (`ModelCache copy = original;`) "
+     "instead of calling clone()", kLesson2, "mistake-shallow-clone"},
     {"kvc.clone_empty", "clone starts empty",
-     "ModelCache::clone() returns a fresh ModelCache instead of a copy", kLesson2,
+     "the copy starts empty: ModelCache::clone() returns a fresh ModelCache instead of a copy, "
+     "or the adapter makes a new ModelCache instead of calling clone()", kLesson2,
      "mistake-a-clone-that-starts-empty"},
     {"kvc.clone_only_first_layer", "clone copies layer 0 only",
      "ModelCache::clone() clones layer 0 and leaves the copy's other layers empty", kLesson2,
@@ -158,12 +166,14 @@ const Entry kEntries[] = {
      "prefill numbers its rows 0, 1, 2, ... whatever the cache already holds", kLesson4,
      "mistake-positions-that-restart-at-0"},
     // ---- prefix-reuse
-    {"dec.reuse_mutates_saved", "continuing without a clone",
-     "continue_from copies the saved ModelCache with its copy constructor, which shares the "
-     "layers, so the suffix is appended to the saved prefix itself", kLesson5,
+    {"dec.reuse_mutates_saved", "continuing on the saved cache itself",
+     "the suffix is appended to the saved prefix itself: continue_from copies the saved "
+     "ModelCache (its copy constructor or assignment shares the layers) instead of calling "
+     "clone(), or ModelCache::clone() copies the layer pointers", kLesson5,
      "mistake-reusing-without-a-clone"},
     {"dec.continue_from_empty_cache", "continuing from an empty cache",
-     "continue_from prefills the suffix into a new, empty cache, leaving the prefix out",
+     "the suffix is prefilled into an empty cache, leaving the prefix out: continue_from "
+     "starts from a new ModelCache, or ModelCache::clone() returns an empty one",
      kLesson5, "mistake-continuing-from-an-empty-cache"},
     {"dec.continue_from_previous", "continuing from the previous continuation",
      "run_prefix_reuse continues each suffix from the previous continuation instead of from "
@@ -186,7 +196,7 @@ const Entry kEntries[] = {
      "KVCache::crop lowers the length but leaves the rows in the buffers, so the next append lands after the rejected ones",
      kLesson6, "mistake-a-length-that-forgets-rows-that-remember"},
     {"rb.speculate_on_shared_copy", "speculation on a shared copy",
-     "run_speculative speculates on a copy that shares the prompt's layers, so cropping and decoding change the prompt's cache too",
+     "run_speculative speculates on a copy that shares the prompt's layers, so cropping and decoding change the prompt's cache too: it copies the ModelCache instead of calling clone(), or ModelCache::clone() copies the layer pointers",
      kLesson6, "mistake-cropping-the-original"},
     {"rb.crop_accepted_off_by_one", "crop one short",
      "a round crops to n + accepted - 1, dropping the last accepted draft token as well",
@@ -250,7 +260,7 @@ const Entry kEntries[] = {
      "generate_greedy feeds the first new token to every decode step instead of the token it has just chosen",
      kLesson10, "mistake-feeding-a-stale-token"},
     {"gen.continue_without_clone", "continuing on the saved cache",
-     "run_generate_from copies the saved ModelCache with its copy assignment, which shares the layers, so every continuation is generated on the saved prefix itself",
+     "every continuation is generated on the saved prefix itself: run_generate_from copies the saved ModelCache (its copy assignment shares the layers) instead of calling clone(), or ModelCache::clone() copies the layer pointers",
      kLesson10, "mistake-generating-on-the-saved-cache"},
     {"gen.continuation_recomputes_prefix", "prefix recomputed for each continuation",
      "run_generate_from generates each continuation from prefix + suffix on a fresh cache: the right tokens, with the prefix through the model again every time",

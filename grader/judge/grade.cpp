@@ -10,6 +10,7 @@
 
 #include "judge/answer.hpp"
 #include "judge/stage_fixtures.hpp"
+#include "sandbox/crash.hpp"
 #include "sandbox/process.hpp"
 #include "wire/digest.hpp"
 
@@ -71,10 +72,29 @@ double thread_cpu_seconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// Where the code under test threw, to follow its type in a message: " in F (file:line),
+// called from G (file:line)" (sandbox/crash.hpp), or why no place can be named.
+std::string thrown_where(const Answer& answer, const std::string& executable) {
+  if (!answer.thrown_at.empty()) {
+    const std::string where = locate_frames(executable, answer.thrown_at, false);
+    return where.empty()
+               ? " (where it was thrown, no function of the code under test is on the stack)"
+               : " " + where;
+  }
+  if (answer.thrown_unrecorded == "not_found")
+    return " (no stack was kept where it was thrown: it was thrown on another thread, or made "
+           "without a throw)";
+  if (answer.thrown_unrecorded == "off")
+    return " (this runner does not record where exceptions are thrown)";
+  return "";
+}
+
 // A case whose adapter must throw (a crop beyond the length): it passes only by throwing
 // exactly the expected type.
-void judge_expected_error(const std::string& expected_type, const std::string& status, const json& response,
-                          CaseResult& r) {
+void judge_expected_error(const std::string& expected_type, const Answer& answer,
+                          const std::string& executable, CaseResult& r) {
+  const std::string& status = answer.status;
+  const json& response = answer.document;
   const std::string type = response.value("type", std::string());
   if (status == "exception" && type == expected_type) {
     r.status = CaseStatus::passed;
@@ -82,13 +102,15 @@ void judge_expected_error(const std::string& expected_type, const std::string& s
   }
   r.status = CaseStatus::failed;
   if (status == "exception")
-    r.message = "expected " + expected_type + " to be thrown, got " + type + ": " + response.value("what", std::string());
+    r.message = "expected " + expected_type + " to be thrown, got " + type +
+                thrown_where(answer, executable) + ": " + response.value("what", std::string());
   else
     r.message = "expected " + expected_type + " to be thrown; the code returned normally";
 }
 
 // Turns one exchange with the runner into the case's verdict.
-void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget, CaseResult& r) {
+void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
+           const std::string& executable, CaseResult& r) {
   r.output = ex.output;
   r.output_truncated = ex.output_truncated;
   r.seconds = ex.seconds;
@@ -134,7 +156,7 @@ void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget, Case
     return;
   }
   if (const std::string type = expected_error_type(fx); !type.empty()) {
-    judge_expected_error(type, status, response, r);
+    judge_expected_error(type, answer, executable, r);
     // A normal return is an output like any other: its digest identifies a mistake.
     if (r.status == CaseStatus::failed && status == "ok" && response.contains("output"))
       r.digest = failed_answer_evidence(fx, response["output"]).digest;
@@ -144,8 +166,9 @@ void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget, Case
   }
   if (status == "exception") {
     r.status = CaseStatus::exception;
-    r.message = "the code under test threw " + (answer.type.empty() ? std::string("an exception") : answer.type) +
-                (what.empty() ? "" : ": " + what);
+    r.message = "the code under test threw " +
+                (answer.type.empty() ? std::string("an exception") : answer.type) +
+                thrown_where(answer, executable) + (what.empty() ? "" : ": " + what);
     r.digest = exception_digest(answer.type);  // what the catalogue records for a mistake that throws
     return;
   }
@@ -190,10 +213,10 @@ size_t answer_cap(const Fixture& fx) {
 
 // Parsing and comparing the answer count against the case's CPU budget too.
 void judge_within_budget(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
-                         CaseResult& r) {
+                         const std::string& executable, CaseResult& r) {
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
-  judge(fx, ex, budget, r);
+  judge(fx, ex, budget, executable, r);
   r.seconds = ex.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = std::max(0.0, ex.cpu_seconds) + thread_cpu_seconds() - cpu0;
   if (cpu > budget.budget.cpu_seconds && ex.outcome == Exchange::Outcome::response) {
@@ -254,12 +277,22 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
   budget.budget = setup_budget(options);
   budget.derived = false;
   CaseResult r;
-  judge(fx, ex, budget, r);
+  judge(fx, ex, budget, options.runner, r);
   if (ex.outcome == Exchange::Outcome::cpu_limit)  // not a case's budget: say whose
     r.message = "no answer after " + fixed1(ex.cpu_seconds) + " CPU-s of the " +
                 fixed1(budget.budget.cpu_seconds) +
                 " the stage's setup may use: an endless loop? the runner was stopped";
   return "while preparing the stage: " + r.message;
+}
+
+// A failed case's outputs, for the HTML report: the fixture's and the code under test's.
+bool keep_outputs(const Fixture& fx, const Exchange& ex, CaseResult& r) {
+  if (ex.outcome != Exchange::Outcome::response) return false;
+  const Answer answer = parse_answer(ex.response);
+  if (!answer.problem.empty() || !answer.document.contains("output")) return false;
+  r.expected_output = fx.expected;
+  r.actual_output = answer.document["output"];
+  return true;
 }
 
 // Names the catalogued mistakes that agree with every graded case that has records (a
@@ -403,6 +436,7 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
   RunnerProcess runner(options.runner, config);
   bool need_setup = !stage.setup.empty();
   std::string setup_failed;  // once the setup failed, it is not tried again
+  bool kept_outputs = false;
   for (size_t i = 0; i < fixtures.size(); ++i) {
     const Fixture& fx = fixtures[i];
     CaseResult r;
@@ -435,7 +469,11 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
     json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
     const CaseBudget budget = case_budget(fx, options);
     Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
-    judge_within_budget(fx, ex, budget, r);
+    judge_within_budget(fx, ex, budget, options.runner, r);
+    // A hidden case's outputs, like its input, never leave the grader.
+    if (options.keep_failed_outputs && r.status == CaseStatus::failed && !kept_outputs &&
+        r.origin != CaseOrigin::hidden)
+      kept_outputs = keep_outputs(fx, ex, r);
     result.cases.push_back(std::move(r));
     if (options.on_case && result.partial()) options.on_case(result);
   }

@@ -46,6 +46,9 @@ struct CaseResult {
   std::string output;          // what the code under test printed during this case
   bool output_truncated = false;
   double seconds = 0;
+  // With GradeOptions::keep_failed_outputs, on the stage's first failed case: the fixture's
+  // expected output and the code under test's output (cli/html_report.hpp draws them).
+  json expected_output, actual_output;
 };
 
 struct StageResult {
@@ -80,6 +83,8 @@ struct GradeOptions {
   // Fresh cases of this run, by stage slug, graded last (grader --random; fresh_cases.hpp).
   std::map<std::string, std::vector<Fixture>> random_cases;
   std::string random_replay;  // "grader --random 2 --seed 7": a random case's replay starts so
+  // Keep the expected and actual outputs of each stage's first failed case (--report).
+  bool keep_failed_outputs = false;
   // Called after each case with the results so far (partial(): watch mode shows the first
   // failure as soon as it is known, and the rest as they come).
   std::function<void(const StageResult&)> on_case;

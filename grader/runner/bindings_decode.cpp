@@ -12,6 +12,8 @@
 //   work          the rows the adapter call put through the model (gpt2::WorkCounts):
 //                 {"embed_rows", "qkv_rows": [n_layers], "finish_block_rows": [n_layers],
 //                  "logits_rows", "forward_tokens"}
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -154,13 +156,27 @@ void run_setup(const json& setup) {
   if (setup.contains("weights")) model_for(setup["weights"]);
 }
 
+namespace {
+
+// An output buffer handed to the code under test, every float the poison kPoisonBits (a
+// quiet NaN): code that adds into it before writing it, or leaves some of it unwritten,
+// answers NaNs, where a zeroed buffer would have hidden the first and shown zeros.
+inline constexpr uint32_t kPoisonBits = 0x7fc0dead;
+std::vector<float> poisoned(size_t n) {
+  float poison;
+  std::memcpy(&poison, &kPoisonBits, sizeof poison);
+  return std::vector<float>(n, poison);
+}
+
+}  // namespace
+
 void register_decode_adapters(AdapterTable& table) {
   // Stage one-token.
   table["attend_one"] = [](const json& input) {
     KVCache cache = probe_cache(input);
     Tensor q = tensor_field(input, "q");
     if (q.data.size() != size_t(d_model)) throw BadInput("\"q\" must hold 768 floats");
-    std::vector<float> out(d_model);  // [n_heads, head_dim]
+    std::vector<float> out = poisoned(d_model);  // [n_heads, head_dim]
     attend_one(q.data, cache, out);
     return json{{"out", tensor_to_json(make_tensor({n_heads, head_dim}, {"head", "dim"}, out),
                                        TensorEncoding::base64)}};
@@ -183,7 +199,7 @@ void register_decode_adapters(AdapterTable& table) {
         q.shape[0] > cache.length())
       throw BadInput("\"q\" must be [n_rows, 768] with 1 <= n_rows <= the cache's length");
     const int n_rows = int(q.shape[0]);
-    std::vector<float> out(size_t(n_rows) * d_model);  // [n_rows, n_heads, head_dim]
+    std::vector<float> out = poisoned(size_t(n_rows) * d_model);  // [n_rows, n_heads, head_dim]
     attend_causal(q.data, n_rows, cache, out);
     return json{{"out", tensor_to_json(
                             make_tensor({n_rows, n_heads, head_dim}, {"row", "head", "dim"}, out),

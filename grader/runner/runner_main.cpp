@@ -9,16 +9,29 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <vector>
 
-
-#include "wire/protocol.hpp"
+#include "course/not_implemented.hpp"
 #include "runner/bindings.hpp"
 #include "runner/crash_handler.hpp"
-#include "course/not_implemented.hpp"
+#include "wire/protocol.hpp"
 
 namespace {
 
 using course::json;
+
+// An exception answer: its type, its what(), and where it was thrown ("thrown_at", the
+// stack's offsets for the grader to symbolize), or why that is not known.
+json exception_answer(const std::string& what) {
+  json answer = {
+      {"status", "exception"}, {"type", course::current_exception_type()}, {"what", what}};
+  std::vector<uint64_t> stack = course::current_exception_stack();
+  if (!stack.empty())
+    answer["thrown_at"] = std::move(stack);
+  else
+    answer["thrown_unrecorded"] = course::throws_recorded() ? "not_found" : "off";
+  return answer;
+}
 
 json handle(const json& request) {
   const std::string type = request.value("type", "");
@@ -42,9 +55,9 @@ json handle(const json& request) {
   } catch (const json::exception& e) {
     return {{"status", "bad_request"}, {"what", std::string("malformed input: ") + e.what()}};
   } catch (const std::exception& e) {
-    return {{"status", "exception"}, {"type", course::current_exception_type()}, {"what", e.what()}};
+    return exception_answer(e.what());
   } catch (...) {
-    return {{"status", "exception"}, {"type", course::current_exception_type()}, {"what", ""}};
+    return exception_answer("");
   }
 }
 

@@ -29,20 +29,26 @@ std::string run_and_read(const std::vector<std::string>& args, int millis) {
   return c.timed_out ? "" : c.output;
 }
 
-// The addresses to ask about: a return address points after its call, so one byte back
-// lands on the call's own line.
-std::vector<std::string> addresses(const std::string& record) {
-  std::vector<std::string> out;
+// The frames of a crash record, innermost first; empty when it is malformed.
+std::vector<uint64_t> record_frames(const std::string& record, bool& exact_first) {
   CrashRecord r;
   const size_t header = offsetof(CrashRecord, frames);
-  if (record.size() < header || record.size() > sizeof r) return out;
+  if (record.size() < header || record.size() > sizeof r) return {};
   std::memcpy(&r, record.data(), record.size());
   if (std::memcmp(r.magic, "KVCR", 4) != 0 || r.count > kMaxCrashFrames ||
       record.size() != header + r.count * sizeof(uint64_t))
-    return out;
-  for (uint32_t i = 0; i < r.count; ++i) {
-    if (r.frames[i] == 0) continue;
-    const uint64_t at = i == 0 && (r.flags & kCrashExactPc) ? r.frames[i] : r.frames[i] - 1;
+    return {};
+  exact_first = (r.flags & kCrashExactPc) != 0;
+  return std::vector<uint64_t>(r.frames, r.frames + r.count);
+}
+
+// The addresses to ask about: a return address points after its call, so one byte back
+// lands on the call's own line.
+std::vector<std::string> addresses(const std::vector<uint64_t>& frames, bool exact_first) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < frames.size() && i < size_t(kMaxCrashFrames); ++i) {
+    if (frames[i] == 0) continue;
+    const uint64_t at = i == 0 && exact_first ? frames[i] : frames[i] - 1;
     char hex[32];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(at));
     out.push_back(hex);
@@ -50,22 +56,86 @@ std::vector<std::string> addresses(const std::string& record) {
   return out;
 }
 
-// "course::KVCache::key(int, int) const" -> "KVCache::key".
-std::string short_function(std::string name) {
+// One component of a qualified name without its parameter list: "key(int, int) const"
+// -> "key", "operator()(int)" -> "operator()"; template arguments are kept.
+std::string without_parameters(const std::string& part) {
+  size_t from = 0;
+  if (part.rfind("operator", 0) == 0) from = part.rfind("operator()", 0) == 0 ? 10 : 8;
+  int depth = 0;
+  for (size_t i = from; i < part.size(); ++i) {
+    if (part[i] == '<') ++depth;
+    if (part[i] == '>' && depth > 0) --depth;
+    if (part[i] == '(' && depth == 0) return part.substr(0, i);
+  }
+  return part;
+}
+
+// The "::"-separated components of a demangled name, each with its brackets whole.
+std::vector<std::string> name_components(const std::string& name) {
+  std::vector<std::string> parts(1);
   int depth = 0;
   for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '<') ++depth;
-    if (name[i] == '>') --depth;
-    if (name[i] == '(' && depth == 0 && i > 0) {
-      name.resize(i);
+    const char c = name[i];
+    if (c == '<' || c == '(' || c == '{' || c == '[') ++depth;
+    if ((c == '>' || c == ')' || c == '}' || c == ']') && depth > 0) --depth;
+    if (depth == 0 && c == ':' && i + 1 < name.size() && name[i + 1] == ':') {
+      parts.emplace_back();
+      ++i;
+      continue;
+    }
+    parts.back() += c;
+  }
+  return parts;
+}
+
+// The function as the learner wrote it: "course::KVCache::key(int, int) const" ->
+// "KVCache::key"; "course::(anonymous namespace)::attend(float const*)" -> "attend";
+// "float course::dot<4>(...)" -> "dot<4>"; "course::decode_step(...)::{lambda(int)#1}::
+// operator()(int) const" -> "the lambda in decode_step".
+std::string short_function(std::string name) {
+  for (size_t at; (at = name.find("(anonymous namespace)::")) != std::string::npos;)
+    name.erase(at, 23);
+  std::vector<std::string> parts;
+  for (const std::string& part : name_components(name)) parts.push_back(without_parameters(part));
+  // A template's return type comes first: "float course" -> "course".
+  int depth = 0;
+  for (size_t i = 0, space = std::string::npos; i <= parts[0].size(); ++i) {
+    if (i == parts[0].size()) {
+      if (space != std::string::npos) parts[0].erase(0, space + 1);
       break;
     }
+    if (parts[0][i] == '<') ++depth;
+    if (parts[0][i] == '>' && depth > 0) --depth;
+    if (parts[0][i] == ' ' && depth == 0 && parts[0].rfind("operator", 0) != 0) space = i;
   }
-  if (name.rfind("course::", 0) == 0) name.erase(0, 8);
-  return name;
+  if (parts.size() > 1 && parts[0] == "course") parts.erase(parts.begin());
+  std::string out;
+  for (const std::string& part : parts) {
+    if (part.rfind("{lambda", 0) == 0) return out.empty() ? "a lambda" : "the lambda in " + out;
+    out += (out.empty() ? "" : "::") + part;
+  }
+  return out;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The file as this copy of the course has it. An object a shared compiler cache made in
+// another copy of the course names that copy's path (/elsewhere/src/kvcache.cpp); the
+// cache reused it because the source was the same, so the same file here, found by the
+// longest tail of the path that exists in this course, holds the same lines.
+std::string in_this_course(const std::string& file) {
+  const std::string root = KVCOURSE_SOURCE_DIR;
+  if (root.empty() || file.empty() || file[0] != '/' || starts_with(file, root + "/") ||
+      starts_with(file, "/usr/"))
+    return file;
+  for (size_t slash = file.find('/', 1); slash != std::string::npos;
+       slash = file.find('/', slash + 1)) {
+    std::error_code error;
+    const std::string here = root + file.substr(slash);
+    if (std::filesystem::is_regular_file(here, error)) return here;
+  }
+  return file;
+}
 
 // A frame of the code under test: not the system's, not the runner's main or bindings,
 // not the model library's.
@@ -79,7 +149,8 @@ bool is_learner_frame(const CodeFrame& f) {
 std::string shown(const CodeFrame& f) {
   const std::string root = std::string(KVCOURSE_SOURCE_DIR) + "/";
   std::string file = root.size() > 1 && starts_with(f.file, root) ? f.file.substr(root.size()) : f.file;
-  return f.function + " (" + file + ":" + std::to_string(f.line) + ")";
+  const std::string at = file + ":" + std::to_string(f.line);
+  return f.function.empty() || f.function == "??" ? at : f.function + " (" + at + ")";
 }
 
 // Removes all balanced <...> groups: "std::vector<_Tp, _Alloc>::operator[]" -> "std::vector::operator[]".
@@ -148,22 +219,41 @@ std::string failed_check(const std::string& output) {
   return text + (where.empty() ? "" : " in " + where) + " (" + condition + ")";
 }
 
-CrashSite locate_crash(const std::string& executable, const std::string& record, const std::string& output) {
-  CrashSite site;
-  site.check = failed_check(output);
-  const std::vector<std::string> at = addresses(record);
-  if (at.empty()) return site;
+std::string locate_frames(const std::string& executable, const std::vector<uint64_t>& frames,
+                          bool exact_first) {
+  const std::vector<std::string> at = addresses(frames, exact_first);
+  if (at.empty()) return "";
   std::vector<std::string> args = {"addr2line", "-a", "-f", "-C", "-i", "-e", executable};
   args.insert(args.end(), at.begin(), at.end());
+  std::vector<CodeFrame> all = parse_addr2line(run_and_read(args, kSymbolizeMillis));
+  for (CodeFrame& f : all) f.file = in_this_course(f.file);
   std::vector<CodeFrame> mine;
-  for (const CodeFrame& f : parse_addr2line(run_and_read(args, kSymbolizeMillis))) {
+  for (const CodeFrame& f : all) {
     if (!is_learner_frame(f)) continue;
     if (!mine.empty() && mine.back().function == f.function && mine.back().file == f.file) continue;
     mine.push_back(f);
   }
-  if (mine.empty()) return site;
-  site.where = "in " + shown(mine[0]);
-  if (mine.size() > 1) site.where += ", called from " + shown(mine[1]);
+  if (!mine.empty()) {
+    std::string where = "in " + shown(mine[0]);
+    if (mine.size() > 1) where += ", called from " + shown(mine[1]);
+    return where;
+  }
+  // No line anywhere: the innermost function the symbol table names, and why no more.
+  for (const CodeFrame& f : all) {
+    if (f.function.empty() || f.function == "??") continue;
+    if (!f.file.empty() && f.file[0] != '?') return "";  // described, but not code under test
+    return "in " + f.function + " (" + kNoDebugInfo + ")";
+  }
+  return "";
+}
+
+CrashSite locate_crash(const std::string& executable, const std::string& record,
+                       const std::string& output) {
+  CrashSite site;
+  site.check = failed_check(output);
+  bool exact_first = false;
+  const std::vector<uint64_t> frames = record_frames(record, exact_first);
+  site.where = locate_frames(executable, frames, exact_first);
   return site;
 }
 

@@ -4,6 +4,7 @@
 // library check (_GLIBCXX_ASSERTIONS) found in what the runner printed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ struct CrashSite {
 };
 
 CrashSite locate_crash(const std::string& executable, const std::string& record, const std::string& output);
+
+// Frames (wire/crash_record.hpp: offsets into the executable, innermost first, return
+// addresses except the first when exact_first) as CrashSite::where says them: "in F
+// (file:line), called from G (file:line)" for the first two frames of the code under
+// test; "in F (no file or line: ...)" when the executable has no debug info for them;
+// empty when no frame of the code under test is named.
+std::string locate_frames(const std::string& executable, const std::vector<uint64_t>& frames,
+                          bool exact_first);
+
+// What a location says when the runner has no debug information.
+inline constexpr const char* kNoDebugInfo =
+    "no file or line: the runner was built without debug info; compile with -g, as the "
+    "default RelWithDebInfo build does";
 
 struct CodeFrame {
   std::string function;  // demangled, without its parameters

@@ -12,7 +12,9 @@
 //            {"type": "setup", "setup": {...}}        prepare shared state (e.g. weights)
 // Responses: {"status": "ok", "output": {...}}
 //            {"status": "not_implemented", "what": "KVCache::append"}
-//            {"status": "exception", "type": "std::out_of_range", "what": "..."}
+//            {"status": "exception", "type": "std::out_of_range", "what": "...",
+//             "thrown_at": [offsets]}   where it was thrown: crash_record.hpp's frames;
+//             or "thrown_unrecorded": "not_found" (no stack kept for it) or "off"
 //            {"status": "bad_request", "what": "..."}   the runner cannot serve the request
 //
 // A runner also has file descriptor 5, where its crash handler writes where it stopped

@@ -34,7 +34,8 @@ namespace course {
 //   gpt2::softmax(scores, cache.length())
 //   out_h = gpt2::weighted_sum over the value rows cache.value(h, j)
 // q: [d_model] (head h in q[h*64 .. h*64+63]); out: [d_model], head h likewise.
-// The cache must hold at least one position.
+// The cache must hold at least one position. Every float of out is written; what out held
+// before is not read (the grader hands it a buffer of NaNs).
 void attend_one(std::span<const float> q, const KVView& cache, std::span<float> out);
 
 // One decode step: `token` goes in at position p = cache.layer(0).length() (the length
@@ -49,7 +50,7 @@ std::vector<float> decode_step(const gpt2::Model& model, ModelCache& cache, int 
 // position p = cache.length() - n_rows + r (its k and v are already in the cache) and
 // attends to positions 0 .. p only; later positions are masked out. Each row's numbers
 // equal attend_one's for the same query over a cache that ends at p.
-// q: [n_rows, d_model]; out: [n_rows, d_model].
+// q: [n_rows, d_model]; out: [n_rows, d_model], every float written, none read.
 void attend_causal(std::span<const float> q, int n_rows, const KVView& cache,
                    std::span<float> out);
 

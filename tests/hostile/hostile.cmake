@@ -25,7 +25,12 @@ add_dependencies(hostile_test grader runner-hostile runner-learner runner-refere
 # A learner's crash, for the crash-location tests: built with the learner runner's checks.
 add_course_runner(crash ${CMAKE_CURRENT_LIST_DIR}/crash_adapters.cpp LIBS course_reference)
 target_compile_definitions(runner-crash PRIVATE _GLIBCXX_ASSERTIONS)
+# The same without debug info (the last -g wins), as a learner's Release build compiles it.
+add_course_runner(crash-nodebug ${CMAKE_CURRENT_LIST_DIR}/crash_adapters.cpp LIBS course_reference)
+target_compile_definitions(runner-crash-nodebug PRIVATE _GLIBCXX_ASSERTIONS)
+target_compile_options(runner-crash-nodebug PRIVATE -g0)
 
 # The sandbox's modes, the results file, and where a crash happened, seen from the command line.
 kvcourse_test(sandbox_test LABELS process SOURCES ${CMAKE_CURRENT_LIST_DIR}/sandbox_test.cpp LIBS nlohmann_json::nlohmann_json)
-add_dependencies(sandbox_test grader runner-reference runner-crash runner-misbehaving runner-hostile no-namespaces)
+add_dependencies(sandbox_test grader runner-reference runner-crash runner-crash-nodebug runner-misbehaving runner-hostile
+  no-namespaces)

@@ -220,8 +220,8 @@ TEST(sandbox, an_index_out_of_range_is_located_at_the_learners_line) {
 #if !defined(__SANITIZE_ADDRESS__)
   EXPECT_TRUE(contains(
       r.output,
-      "killed by signal 6 (Aborted) in read_past_end (tests/hostile/crash_adapters.cpp:18), "
-      "called from run_cache_plan (tests/hostile/crash_adapters.cpp:31)"))
+      "killed by signal 6 (Aborted) in read_past_end (tests/hostile/crash_adapters.cpp:25), "
+      "called from run_cache_plan (tests/hostile/crash_adapters.cpp:55)"))
       << r.output;
 #endif
 }
@@ -235,11 +235,78 @@ TEST(sandbox, a_bad_pointer_is_located_at_the_learners_line) {
 #if !defined(__SANITIZE_ADDRESS__)
   EXPECT_TRUE(contains(r.output,
                        "killed by signal 11 (Segmentation fault) in write_through_null "
-                       "(tests/hostile/crash_adapters.cpp:24), called from run_cache_plan "
-                       "(tests/hostile/crash_adapters.cpp:34)"))
+                       "(tests/hostile/crash_adapters.cpp:31), called from run_cache_plan "
+                       "(tests/hostile/crash_adapters.cpp:58)"))
       << r.output;
 #endif
   EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
+}
+
+// An exception is located where it was thrown, as a crash is where it stopped: the
+// library's (vector::at), the learner's own throw, and the course's PoolExhausted.
+TEST(sandbox, an_exception_from_vector_at_is_located_at_the_learners_line) {
+  TempDir state;
+  auto r = run("KVCOURSE_CRASH=at " + grader("--runner " + testing_support::bin("runner-crash") +
+                                                 " --stage cache-structure",
+                                             state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "the code under test threw std::out_of_range in read_with_at "
+                       "(tests/hostile/crash_adapters.cpp:35), called from run_cache_plan "
+                       "(tests/hostile/crash_adapters.cpp:60): vector::_M_range_check"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "9 of 10 cases pass.")) << r.output;
+}
+
+TEST(sandbox, a_learners_own_throw_is_located_at_the_learners_line) {
+  TempDir state;
+  auto r = run("KVCOURSE_CRASH=throw " + grader("--runner " + testing_support::bin("runner-crash") +
+                                                    " --stage cache-structure",
+                                                state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "the code under test threw std::invalid_argument in check_plan "
+                       "(tests/hostile/crash_adapters.cpp:39), called from run_cache_plan "
+                       "(tests/hostile/crash_adapters.cpp:63): check_plan: a two-step plan"))
+      << r.output;
+}
+
+TEST(sandbox, pool_exhausted_is_located_where_it_was_thrown) {
+  TempDir state;
+  auto r = run("KVCOURSE_CRASH=pool " + grader("--runner " + testing_support::bin("runner-crash") +
+                                                   " --stage cache-structure",
+                                               state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(
+      contains(r.output,
+               "the code under test threw course::PoolExhausted in take_block "
+               "(tests/hostile/crash_adapters.cpp:43), called from grow_by_one "
+               "(tests/hostile/crash_adapters.cpp:47): take_block: all 4 blocks are in use"))
+      << r.output;
+}
+
+// Without debug info (a Release build) no line can be named: the verdict says so, with
+// the function the symbol table names and the flag that gives the line.
+TEST(sandbox, without_debug_info_the_verdict_names_the_function_and_says_what_gives_the_line) {
+  TempDir state;
+  const std::string runner =
+      " --runner " + testing_support::bin("runner-crash-nodebug") + " --stage cache-structure";
+  auto r = run("KVCOURSE_CRASH=pool " + grader(runner, state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(
+      contains(r.output,
+               "threw course::PoolExhausted in take_block (no file or line: the runner was built "
+               "without debug info; compile with -g, as the default RelWithDebInfo build does)"))
+      << r.output;
+#if !defined(__SANITIZE_ADDRESS__)
+  r = run("KVCOURSE_CRASH=null " + grader(runner, state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(
+      contains(r.output,
+               "killed by signal 11 (Segmentation fault) in write_through_null (no file or line: "
+               "the runner was built without debug info"))
+      << r.output;
+#endif
 }
 
 // As root where namespaces are refused (Docker's default profile): the uid mode, which

@@ -358,6 +358,26 @@ TEST(watch_cli, keys_hint_list_rerun_next_quit) {
   EXPECT_FALSE(fs::exists(state / "progress.json")) << "--runner is not the learner's code";
 }
 
+// `p` writes the last verdict's pictures (grader --report's HTML file), and the footer offers it.
+TEST(watch_cli, p_writes_the_pictures_of_the_last_verdict) {
+  FakeCourse course;
+  TempDir state;
+  const fs::path report = state / "pictures.html";
+  WatchProcess w(course.args({"--report", report.string()}), state);
+  ASSERT_TRUE(w.wait_verdict(true)) << w.output();
+  EXPECT_TRUE(has(w.output(), "v verdict · p pictures · r rerun")) << w.output();
+  w.send("p");
+  ASSERT_TRUE(
+      w.wait_until([&] { return has(w.output(), "The pictures of this verdict are in"); }, 10s))
+      << w.output();
+  ASSERT_TRUE(fs::exists(report)) << w.output();
+  const std::string html = read_file(report);
+  EXPECT_TRUE(has(html, "Stage 1 · cache-structure")) << html;
+  EXPECT_TRUE(has(html, "Every case passes: nothing to draw.")) << html;
+  w.send("q");
+  EXPECT_EQ(w.wait_exit(), 0) << w.output();
+}
+
 TEST(watch_cli, max_rounds_ends_the_loop) {
   FakeCourse course;
   TempDir state;

@@ -160,3 +160,25 @@ TEST(compare, answers_are_parsed_with_limits_and_named_problems) {
   EXPECT_EQ(long_what.problem, "");
   EXPECT_LT(long_what.what.size(), kMaxAnswerText + 20);
 }
+
+// Where an exception was thrown: a short list of offsets, each checked; anything else in
+// its place is a malformed answer, never a crash or a location made up.
+TEST(compare, an_exceptions_stack_is_a_short_list_of_offsets) {
+  const Answer located = parse_answer(
+      R"({"status": "exception", "type": "std::out_of_range", "thrown_at": [4660, 0, 17]})");
+  EXPECT_EQ(located.problem, "");
+  EXPECT_EQ(located.thrown_at, (std::vector<uint64_t>{4660, 0, 17}));
+  EXPECT_EQ(parse_answer(R"({"status": "exception", "thrown_unrecorded": "not_found"})")
+                .thrown_unrecorded,
+            "not_found");
+  for (const char* bad : {R"({"status": "exception", "thrown_at": "0x1234"})",
+                          R"({"status": "exception", "thrown_at": [-1]})",
+                          R"({"status": "exception", "thrown_at": [1.5]})",
+                          R"({"status": "exception", "thrown_unrecorded": 3})"})
+    EXPECT_NE(parse_answer(bad).problem.find("\"thrown_at\""), std::string::npos) << bad;
+  std::string list;
+  for (int i = 0; i < 100; ++i) list += (i ? ", " : "") + std::to_string(i + 1);
+  EXPECT_NE(parse_answer(R"({"status": "exception", "thrown_at": [)" + list + "]}")
+                .problem.find("at most"),
+            std::string::npos);
+}

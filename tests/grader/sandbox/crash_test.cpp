@@ -27,6 +27,32 @@ TEST(parse_addr2line, frames_innermost_first_with_inlined_calls) {
   EXPECT_EQ(frames[2].line, 0);
 }
 
+// The names a learner's frames come with, each as the learner wrote it (an anonymous
+// namespace printed an empty name: "called from  (src/decode.cpp:38)").
+TEST(parse_addr2line, functions_are_named_as_written) {
+  auto name = [](const std::string& demangled) {
+    const auto frames =
+        course::parse_addr2line("0x1\n" + demangled + "\n/course/src/decode.cpp:38\n");
+    return frames.size() == 1 ? frames[0].function : "(no frame)";
+  };
+  EXPECT_EQ(name("course::(anonymous namespace)::attend(float const*, int)"), "attend");
+  EXPECT_EQ(name("(anonymous namespace)::attend(float const*, int)"), "attend");
+  EXPECT_EQ(name("course::(anonymous namespace)::Scratch::row(int) const"), "Scratch::row");
+  EXPECT_EQ(
+      name("course::decode_step(course::ModelCache&, int)::{lambda(int)#1}::operator()(int) const"),
+      "the lambda in decode_step");
+  EXPECT_EQ(name("float course::(anonymous namespace)::dot<4>(float const*, float const*)"),
+            "dot<4>");
+  EXPECT_EQ(name("course::Rows::operator()(int) const"), "Rows::operator()");
+  EXPECT_EQ(name("course::KVCache::~KVCache()"), "KVCache::~KVCache");
+  EXPECT_EQ(
+      name("run_cache_plan(std::vector<course::CacheOp, std::allocator<course::CacheOp> > const&)"),
+      "run_cache_plan");
+  EXPECT_EQ(name("std::vector<float, std::allocator<float> >::at(unsigned long)"),
+            "std::vector<float, std::allocator<float> >::at");
+  EXPECT_EQ(name("main"), "main");
+}
+
 TEST(parse_addr2line, relative_steps_are_folded_away) {
   const auto frames = course::parse_addr2line("0x1\nf\n/course/build/tests/../../src/kvcache.cpp:7\n");
   ASSERT_EQ(frames.size(), 1u);
