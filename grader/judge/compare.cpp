@@ -190,6 +190,18 @@ Mismatch shape_mismatch(const std::string& path, const std::vector<int64_t>& exp
   Mismatch m;
   m.path = path;
   m.summary = "shape " + shape_text(actual) + ", expected " + shape_text(expected);
+  // Rows of the expected length, counted: the same words whatever shape the rows came in
+  // ([251285] and [1, 251285] are both 5 rows of 50257).
+  int64_t n_actual = 1, n_expected = 1;
+  for (int64_t d : actual) n_actual *= d;
+  for (int64_t d : expected) n_expected *= d;
+  const int64_t row = expected.empty() ? 0 : expected.back();
+  if (row > 1 && !actual.empty() && actual.back() != row && n_actual > 0 && n_actual % row == 0) {
+    const int64_t rows = n_actual / row, want = n_expected / row;
+    m.summary += ": " + std::to_string(n_actual) + " = " + std::to_string(rows) + " x " + std::to_string(row) +
+                 " values, " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " of " + std::to_string(row) +
+                 " where " + std::to_string(want) + (want == 1 ? " is" : " are") + " expected";
+  }
   m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", expected}, {"actual_shape", actual}};
   return m;
 }

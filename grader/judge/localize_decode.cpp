@@ -19,11 +19,15 @@ namespace {
 
 constexpr int kLayers = 12, kHeads = 12, kDim = 64;
 
+}  // namespace
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+namespace {
 
 // ---- attention probes ------------------------------------------------------------------
 
@@ -108,19 +112,6 @@ Lines localize_probe(const Fixture& fx, const json& actual) {
 
 namespace {
 
-// What is computed together: positions [from, to) through every layer, then (when
-// logits_row >= 0) the logits of the chunk's last position.
-struct Chunk {
-  int from = 0, to = 0;
-  int logits_row = -1;
-  std::string logits_name;  // "step 3", "chunk 1"
-};
-
-struct RunPlan {
-  std::vector<Chunk> chunks;
-  std::string attention;  // "attend_one", "attend_causal"
-};
-
 struct KvRows {
   int seq = 0;
   std::vector<bool> keys_ok, values_ok;  // [layer][head][pos]
@@ -168,6 +159,8 @@ std::string right_before(const RunPlan& plan, size_t c, int l, int p) {
 }
 
 std::string kv_story(const KvRows& kv, const RunPlan& plan, size_t c, int l, int p, const std::string& who) {
+  const Chunk& ch = plan.chunks[c];
+  const std::string& attention = ch.attention.empty() ? plan.attention : ch.attention;
   std::vector<int> kh = kv.bad_heads(l, p, true), vh = kv.bad_heads(l, p, false);
   std::string what = "layer " + std::to_string(l) + "'s ";
   if (!kh.empty() && !vh.empty())
@@ -183,9 +176,10 @@ std::string kv_story(const KvRows& kv, const RunPlan& plan, size_t c, int l, int
   if (l == 0)
     s += "model.embed of the token at position " + std::to_string(p) + " (layer 0's keys and values depend on nothing but that token and its position), ";
   else
-    s += "layer " + std::to_string(l - 1) + "'s attention at position " + std::to_string(p) + " (" + plan.attention +
+    s += "layer " + std::to_string(l - 1) + "'s attention at position " + std::to_string(p) + " (" + attention +
          ") and its finish_block, ";
-  return s + "layer " + std::to_string(l) + "'s model.qkv, the append, and the read back through key() and value().";
+  return s + "layer " + std::to_string(l) + "'s model.qkv, the append, and the read back through key() and value()." +
+         (ch.what.empty() ? "" : " Position " + std::to_string(p) + " is " + ch.what + ".");
 }
 
 std::string extent(const KvRows& kv) {
@@ -198,6 +192,8 @@ std::string extent(const KvRows& kv) {
 
 // One run's output ({"cache_shapes", "keys", "values"} and the logits at `logits_key` of
 // `e`/`a`, if any) against the expected one, in `plan`'s order. True when all is right.
+}  // namespace
+
 bool localize_run(const json& e, const json& a, const char* logits_key, const RunPlan& plan, const std::string& who,
                   Lines& out) {
   if (!a.is_object()) {
@@ -242,7 +238,8 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
       const int64_t argmax = el->argmax.empty() ? -1 : el->argmax[size_t(ch.logits_row)];
       out.push_back(who + "every cached key and value is right; the first wrong number is in the logits of " + ch.logits_name +
                     " (position " + std::to_string(ch.to - 1) + "). " + right_before(plan, c, -1, ch.to) +
-                    " Between them: layer 11's attention at position " + std::to_string(ch.to - 1) + " (" + plan.attention +
+                    " Between them: layer 11's attention at position " + std::to_string(ch.to - 1) + " (" +
+                    (ch.attention.empty() ? plan.attention : ch.attention) +
                     ") and its finish_block, and model.logits of that row" +
                     (argmax >= 0 ? " (the largest logit should be at index " + std::to_string(argmax) + ")" : "") + ".");
       return false;
@@ -250,6 +247,8 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
   }
   return !el || logits_ok.empty() || std::all_of(logits_ok.begin(), logits_ok.end(), [](bool b) { return b; });
 }
+
+namespace {
 
 std::vector<int> ints_of(const json& j) {
   std::vector<int> v;
@@ -306,8 +305,9 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   // caches when the call returns.
   for (size_t i = 0; i < e_cont.size(); ++i) {
     if (i < e_rows.size() && !rows_as_expected(e_rows[i], a_rows.is_array() && i < a_rows.size() ? a_rows[i] : json(),
-                                               "Right after continuation " + std::to_string(i) + ", the saved cache's rows (it held " +
-                                                   std::to_string(n_prefix) + " positions and must not change)",
+                                               "Right after continuation " + std::to_string(i) + ", the saved cache's rows (save_prefix of the " +
+                                                   std::to_string(n_prefix) + "-token prefix must leave " +
+                                                   count_text(n_prefix, "position") + ", and no continuation may change them)",
                                                out))
       return out;
   }
@@ -402,7 +402,9 @@ Lines localize_generation(const Fixture& fx, const json& actual) {
   saved.attention = "attention";
   saved.chunks = {{0, n_prefix, -1, ""}};
   localize_run(fx.expected.value("saved", json()), actual.value("saved", json()), nullptr, saved,
-               "The saved cache at the end (it held " + std::to_string(n_prefix) + " positions and must not change): ", out);
+               "The saved cache at the end (save_prefix of the " + std::to_string(n_prefix) + "-token prefix must leave " +
+                   count_text(n_prefix, "position") + ", and no continuation may change them): ",
+               out);
   return out;
 }
 
