@@ -140,8 +140,8 @@ std::string row_story(const float* row, const Origin& want, int n_appends, const
       s += " (append #" + std::to_string(first.append) + " is this cache's position " + std::to_string(at) + ")";
     else if (dropped != gone.end())
       s += " (append #" + std::to_string(first.append) + " was this cache's position " +
-           std::to_string(dropped->second.first) + " until the crop at step " + std::to_string(dropped->second.second) +
-           " removed it)";
+           std::to_string(dropped->second.first) + "; the crop at step " + std::to_string(dropped->second.second) +
+           " should have removed it)";
     else if (went == cache)
       s += " (append #" + std::to_string(first.append) + " went to this cache, and is not among the positions it keeps)";
     else

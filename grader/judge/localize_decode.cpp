@@ -192,6 +192,37 @@ std::string extent(const KvRows& kv) {
 
 // One run's output ({"cache_shapes", "keys", "values"} and the logits at `logits_key` of
 // `e`/`a`, if any) against the expected one, in `plan`'s order. True when all is right.
+// When the learner's first wrong key (or value) row at (l, p) is, bit for bit, an
+// expected row elsewhere: a sentence saying which; "" otherwise. Its own layer and head
+// are searched first, then every row of keys and values.
+std::string same_row_elsewhere(const KvRows& kv, const Digest& ek, const Digest& ev, int l, int p) {
+  std::vector<int> kh = kv.bad_heads(l, p, true);
+  const bool key = !kh.empty();
+  const int h = key ? kh.front() : kv.bad_heads(l, p, false).front();
+  const Tensor& t = key ? kv.keys : kv.values;
+  const std::string mine = row_digest(t.data.data() + kv.row(l, h, p) * kDim, kDim);
+  const std::string what = "layer " + std::to_string(l) + "'s " + (key ? "key" : "value") + " at position " +
+                           std::to_string(p) + ", head " + std::to_string(h);
+  for (int q = 0; q < kv.seq; ++q)
+    for (int pass = 0; pass < 2; ++pass) {
+      const Digest& d = (pass == 0) == key ? ek : ev;
+      if (q != p && d.rows[kv.row(l, h, q)] == mine)
+        return what + " equals, bit for bit, the expected " + ((pass == 0) == key ? (key ? "key" : "value") : (key ? "value" : "key")) +
+               " at position " + std::to_string(q) + " (same layer and head).";
+    }
+  for (int pass = 0; pass < 2; ++pass) {
+    const Digest& d = pass == 0 ? ek : ev;
+    for (size_t k = 0; k < d.rows.size(); ++k) {
+      if ((pass == 0) == key && k == kv.row(l, h, p)) continue;
+      if (d.rows[k] != mine) continue;
+      const int q = int(k % size_t(kv.seq)), hh = int(k / size_t(kv.seq) % kHeads), ll = int(k / size_t(kv.seq) / kHeads);
+      return what + " equals, bit for bit, the expected " + (pass == 0 ? "key" : "value") + " of layer " + std::to_string(ll) +
+             ", head " + std::to_string(hh) + ", position " + std::to_string(q) + ".";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool localize_run(const json& e, const json& a, const char* logits_key, const RunPlan& plan, const std::string& who,
@@ -231,6 +262,8 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
       for (int p = ch.from; p < ch.to && p < kv.seq; ++p) {
         if (kv.bad_heads(l, p, true).empty() && kv.bad_heads(l, p, false).empty()) continue;
         out.push_back(kv_story(kv, plan, c, l, p, who));
+        const std::string same = same_row_elsewhere(kv, *ek, *ev, l, p);
+        if (!same.empty()) out.push_back(who + same);
         out.push_back("In all, " + extent(kv) + ".");
         return false;
       }
@@ -242,6 +275,17 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
                     (ch.attention.empty() ? plan.attention : ch.attention) +
                     ") and its finish_block, and model.logits of that row" +
                     (argmax >= 0 ? " (the largest logit should be at index " + std::to_string(argmax) + ")" : "") + ".");
+      // A wrong row that is, bit for bit, another expected row.
+      const size_t r = size_t(ch.logits_row), n = size_t(el->row_size);
+      const std::string mine = row_digest(al->data.data() + r * n, n);
+      for (size_t k = 0; k < el->rows.size(); ++k) {
+        if (k == r || el->rows[k] != mine) continue;
+        std::string other = "row " + std::to_string(k);
+        for (const Chunk& x : plan.chunks)
+          if (x.logits_row == int(k)) other = x.logits_name;
+        out.push_back(who + "the logits of " + ch.logits_name + " equal, bit for bit, the expected logits of " + other + ".");
+        break;
+      }
       return false;
     }
   }
@@ -316,7 +360,15 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
     plan.chunks = {{0, n_prefix, -1, ""}, {n_prefix, n_prefix + n, 0, "the continuation"}};
     const std::string who = "Continuation " + std::to_string(i) + " (" + std::to_string(n_prefix) + " prefix + " +
                             std::to_string(n) + " suffix positions, read when the call returned): ";
-    if (!localize_run(e_cont[i], a_cont[i], "logits", plan, who, out)) return out;
+    if (!localize_run(e_cont[i], a_cont[i], "logits", plan, who, out)) {
+      // Continued logits that are, bit for bit, the saved prefix's.
+      std::optional<Digest> saved = digest_at(fx.expected, "prefix_logits");
+      std::optional<Tensor> mine = tensor_at(a_cont[i], "logits");
+      if (saved && mine && !saved->rows.empty() && int64_t(mine->data.size()) == saved->row_size &&
+          row_digest(mine->data.data(), mine->data.size()) == saved->rows.front())
+        out.push_back(who + "its logits equal, bit for bit, the saved prefix's (the logits of the prefix's last position).");
+      return out;
+    }
   }
   plan.chunks = {{0, n_prefix, -1, ""}};
   if (!localize_run(fx.expected.value("saved", json()), actual.value("saved", json()), nullptr, plan,

@@ -94,7 +94,7 @@ struct PoolReplay {
     const bool copy_last = used != 0 && counts[size_t(s->table.back())] > 1 && n > 0;
     const int fresh = blocks_for(s->length + n) - int(s->table.size());
     const int needed = fresh + (copy_last ? 1 : 0);
-    std::string text = doing + " (position" + (n == 1 ? " " : "s ") + range_text(s->length, s->length + n - 1) + ")";
+    std::string text = doing + " at position" + (n == 1 ? " " : "s ") + range_text(s->length, s->length + n - 1);
     if (needed > free_blocks()) {
       exhausted.push_back(step);
       return what.push_back(text + ": it needs " + count_text(needed, "free block") + ", the pool has " +
@@ -145,10 +145,11 @@ struct PoolReplay {
       ++counts[size_t(b)];
       count_step[size_t(b)] = step;
     }
-    seqs.push_back(std::move(copy));
+    const std::vector<int> shared = s->table;
+    seqs.push_back(std::move(copy));  // s is not used after this: the vector may have moved
     what.push_back("forks sequence " + std::to_string(i) + " into " + name + ": it shares " +
-                   (s->table.empty() ? std::string("no block") : "blocks " + index_list(s->table)) +
-                   (s->table.empty() ? "" : ", each count up by one"));
+                   (shared.empty() ? std::string("no block") : "blocks " + index_list(shared)) +
+                   (shared.empty() ? "" : ", each count up by one"));
   }
   void release(int step, int i) {
     Seq* s = seq(i);
@@ -162,7 +163,9 @@ struct PoolReplay {
     what.push_back("releases sequence " + std::to_string(i) + ": " +
                    (s->table.empty() ? std::string("it holds no block")
                                      : "blocks " + index_list(s->table) + " each count down by one" +
-                                           (freed.empty() ? ", none free" : ", " + index_list(freed) + " now free")));
+                                           (freed.empty() ? ", none free"
+                                                          : (freed.size() == 1 ? ", block " : ", blocks ") + index_list(freed) +
+                                                                " now free")));
     *s = Seq{};
     s->length_step = s->table_step = step;
   }
@@ -280,7 +283,15 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
   RunPlan prompt;
   prompt.attention = "attend_causal";
   prompt.chunks = {{0, n_prompt, -1, "", "", "one of the prompt's positions (its prefill)"}};
-  if (!localize_run(fx.expected.value("prompt_cache", json()), actual.value("prompt_cache", json()), nullptr, prompt,
+  // A prompt cache that ends as long as the speculating one: the rounds went into it too.
+  const json a_prompt = actual.value("prompt_cache", json());
+  const std::vector<int> prompt_lengths = shape_row_lengths(a_prompt.is_object() ? a_prompt.value("cache_shapes", json()) : json());
+  const json a_spec = actual.value("cache", json());
+  const std::vector<int> spec_lengths = shape_row_lengths(a_spec.is_object() ? a_spec.value("cache_shapes", json()) : json());
+  if (!prompt_lengths.empty() && prompt_lengths.front() != n_prompt && prompt_lengths == spec_lengths)
+    out.push_back("The prompt's cache ends with the speculating cache's lengths (" + std::to_string(spec_lengths.front()) +
+                  " positions in layer 0), where prefill left " + std::to_string(n_prompt) + ".");
+  if (!localize_run(fx.expected.value("prompt_cache", json()), a_prompt, nullptr, prompt,
                     "The prompt's cache (prefill of the " + std::to_string(n_prompt) +
                         "-token prompt; speculation runs on a clone of it, so it must end as prefill left it): ",
                     out))
@@ -307,14 +318,25 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
   }
   const json a_cache = actual.value("cache", json());
   const std::vector<int> lengths = shape_row_lengths(a_cache.is_object() ? a_cache.value("cache_shapes", json()) : json());
-  if (!lengths.empty() && lengths.front() != at && std::all_of(lengths.begin(), lengths.end(), [&](int n) { return n == lengths.front(); })) {
-    std::string s = "The speculating cache holds " + count_text(lengths.front(), "position") + " in every layer; the prompt (" +
-                    std::to_string(n_prompt) + ") and, per round, the accepted drafts and next make " + std::to_string(at);
-    if (lengths.front() == kept_if_no_crop)
-      s += "; " + std::to_string(lengths.front()) + " is what the rounds leave when no crop removes a draft (every draft and next)";
-    else if (lengths.front() - at == int(rounds.size()))
+  // The layers whose length differs, when they all hold the same wrong length: what that
+  // length is in the rounds' terms.
+  std::vector<int> wrong;
+  for (size_t l = 0; l < lengths.size(); ++l)
+    if (lengths[l] != at) wrong.push_back(int(l));
+  const bool one_length = !wrong.empty() && std::all_of(wrong.begin(), wrong.end(), [&](int l) {
+    return lengths[size_t(l)] == lengths[size_t(wrong.front())];
+  });
+  if (one_length) {
+    const int got = lengths[size_t(wrong.front())];
+    std::string s = "The speculating cache holds " + count_text(got, "position") +
+                    (wrong.size() == lengths.size() ? " in every layer" : " in layers " + index_list(wrong)) +
+                    "; the prompt (" + std::to_string(n_prompt) + ") and, per round, the accepted drafts and next make " +
+                    std::to_string(at);
+    if (got == kept_if_no_crop)
+      s += "; " + std::to_string(got) + " is what the rounds leave when no crop removes a draft (the prompt, every draft and every next)";
+    else if (got - at == int(rounds.size()))
       s += ": one position more per round (" + std::to_string(rounds.size()) + ")";
-    else if (at - lengths.front() == int(rounds.size()))
+    else if (at - got == int(rounds.size()))
       s += ": one position fewer per round (" + std::to_string(rounds.size()) + ")";
     out.push_back(s + ".");
   }
@@ -533,7 +555,10 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
     const json& ec = e_req[i].value("cached_tokens", json());
     const json ac = a_req[i].is_object() ? a_req[i].value("cached_tokens", json()) : json();
     const std::string who = "Request " + std::to_string(i) + " (prompt " + std::to_string(i) + ", " + count_text(n, "token") + ")";
-    const std::string before = i == 0 ? "" : i == 1 ? " Request 0 is right." : " Requests 0 .. " + std::to_string(i - 1) + " are right.";
+    const std::string before = i == 0   ? ""
+                               : i == 1 ? " Request 0 served the expected tokens, and its logits are right."
+                                        : " Requests 0 .. " + std::to_string(i - 1) +
+                                              " served the expected tokens, and their logits are right.";
     if (ac != ec) {
       std::string s = who + ": your cache served " + short_json(ac, 20) + " tokens from the prefix cache where " + ec.dump() +
                       " are expected";
@@ -582,7 +607,7 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
       const std::string key = x["key"].get<std::string>();
       if (it == mine.end()) {
         out.push_back("At the end, your cache does not hold " + x["key"].dump() + " (" + key_story(key, prompts) + ", block " +
-                      x["block"].dump() + ", last used by request " + x["last_used"].dump() + ").");
+                      x["block"].dump() + ", last_used " + x["last_used"].dump() + ").");
         break;
       }
       if (it->second != x) {
@@ -606,7 +631,7 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
   }
   if (actual.value("ref_counts", json()) != fx.expected.value("ref_counts", json()))
     out.push_back("The pool's reference counts at the end are " + short_json(actual.value("ref_counts", json()), 80) +
-                  ", expected " + fx.expected.value("ref_counts", json()).dump() +
+                  ", expected " + short_json(fx.expected.value("ref_counts", json()), 80) +
                   " (the cache holds one reference to each block it remembers; every request has let its sequence go).");
   return out;
 }
@@ -787,7 +812,7 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
     for (const char* f : {"prefilled", "decoded"}) {
       const json av = a.is_object() ? a.value(f, json()) : json();
       if (av == e[f]) continue;
-      s_text += std::string(" ") + f + " " + ids(av) + " where " + e[f].dump() + " is expected;";
+      s_text += std::string(" ") + f + " " + ids(av) + " where " + ids(e[f]) + " is expected;";
       const std::optional<std::vector<int>> mine = int_list(av);
       const std::vector<int> want = ints_of(e[f]);
       if (!replayed || !mine) continue;
@@ -808,15 +833,21 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
       s_text += " free_blocks " + short_json(af, 20) + " where " + e["free_blocks"].dump() + " is expected at the end of the step;";
       if (replayed && rules.empty()) {
         const ScheduleReplay::Step& log = s.steps[st];
-        std::string b = "by the rules, the step starts with " + std::to_string(log.free_at_start) + " free";
-        for (int id : log.prefilled) b += "; request " + std::to_string(id) + "'s prefill takes " + std::to_string(blocks_for(s.reqs[size_t(id)].prompt));
-        for (int id : log.retired) b += "; request " + std::to_string(id) + " retires (its " + std::to_string(s.reqs[size_t(id)].max_new) + " tokens) and gives back its blocks";
+        std::string b = "the step starts with " + count_text(log.free_at_start, "free block");
+        for (int id : log.prefilled)
+          b += "; request " + std::to_string(id) + "'s prefill takes " + std::to_string(blocks_for(s.reqs[size_t(id)].prompt));
+        for (int id : log.decoded)
+          if ((s.reqs[size_t(id)].prompt + (int(st) - s.admitted_at[size_t(id)]) - 1) % kBlock == 0)
+            b += "; request " + std::to_string(id) + "'s decode row crosses into a new block";
+        for (int id : log.retired)
+          b += "; request " + std::to_string(id) + " retires, now that it has its " +
+               count_text(s.reqs[size_t(id)].max_new, "token") + " (max_new_tokens), and gives back its blocks";
         rules.push_back(b);
       }
     }
     s_text.back() = '.';
     out.push_back(s_text + right);
-    for (const std::string& r : rules) out.push_back("By the rule of batching.hpp, " + r + ".");
+    for (const std::string& r : rules) out.push_back("By the rules of batching.hpp, " + r + ".");
   } else if (as.size() != es.size()) {
     if (as.size() > es.size()) {
       std::string t = "Your loop runs " + count_text(int64_t(as.size()), "step") + " where " + std::to_string(es.size()) +

@@ -72,6 +72,7 @@ struct Held {
   int64_t held = -1;
   std::string story;    // "one per position your cache holds (6)"
   bool several = false;  // the figure adds up several caches
+  std::string noun = "the positions your cache holds";
 };
 
 // The common length of a list of shape rows, or -1.
@@ -88,7 +89,10 @@ Held learner_held(const Fixture& fx, const json& actual) {
   if (fx.adapter == "run_decode" || fx.adapter == "run_prefill" || fx.adapter == "run_generate") {
     // The call starts from a fresh cache: what it holds at the end is what it gained.
     const int64_t n = uniform_length(actual.value("cache_shapes", json()));
-    if (n >= 0) h = {n, "one per position your cache holds (" + std::to_string(n) + ")"};
+    if (n >= 0) {
+      h.held = n;
+      h.story = "one per position your cache holds (" + std::to_string(n) + ")";
+    }
     return h;
   }
   if (fx.adapter == "run_prefix_trace") {
@@ -102,8 +106,10 @@ Held learner_held(const Fixture& fx, const json& actual) {
     }
     const int64_t total = prompt_tokens(fx);
     if (served < 0 || served > total) return h;
-    h = {total - served, "one per prompt token your prefix cache did not serve (" + std::to_string(total) + " - " +
-                             std::to_string(served) + " your cache served = " + std::to_string(total - served) + ")"};
+    h.noun = "the prompt tokens your prefix cache did not serve";
+    h.held = total - served;
+    h.story = std::string("one per prompt token") + " your prefix cache did not serve (" + std::to_string(total) + " - " +
+                             std::to_string(served) + " your cache served = " + std::to_string(total - served) + ")";
     return h;
   }
   // run_prefix_reuse, run_generate_from: the saved prefix once, and each continuation's
@@ -119,10 +125,11 @@ Held learner_held(const Fixture& fx, const json& actual) {
     after += n - prefix;
     parts += (parts.empty() ? "" : " + ") + std::to_string(n - prefix);
   }
-  h = {prefix + after,
-       "one per position your caches hold past the saved prefix, and the prefix's " + std::to_string(prefix) +
-           " once (" + std::to_string(prefix) + " + " + parts + " = " + std::to_string(prefix + after) + ")",
-       true};
+  h.held = prefix + after;
+  h.story = "one per position your caches hold past the saved prefix, and the prefix's " + std::to_string(prefix) +
+            " once (" + std::to_string(prefix) + " + " + parts + " = " + std::to_string(prefix + after) + ")";
+  h.several = true;
+  h.noun = "the positions your caches hold past the saved prefix, plus the prefix once";
   return h;
 }
 
@@ -154,15 +161,13 @@ std::string rows_finding(const char* piece, const std::vector<int64_t>& e, const
   }
   if (held.held >= 0 && got > held.held) {
     const int64_t extra = got - held.held;
-    return s + ", " + std::to_string(extra) + " more than " + (prefix_trace ? "the prompt tokens your prefix cache did not serve (" : "the positions your cache holds (") +
-           std::to_string(held.held) + "): " + count_text(extra, "row") + (extra == 1 ? " was" : " were") +
-           " computed that your cache does not keep (computed again, or thrown away)" +
+    return s + ", " + std::to_string(extra) + " more than " + held.noun + " (" + std::to_string(held.held) + "): " + count_text(extra, "row") + (extra == 1 ? " was" : " were") +
+           " computed that your cache" + (held.several ? "s do" : " does") + " not keep (computed again, or thrown away)" +
            (held.held != want ? "; " + call : "") + ".";
   }
   if (held.held >= 0 && got < held.held) {
     const int64_t missing = held.held - got;
-    return s + ", " + std::to_string(missing) + " fewer than " + (prefix_trace ? "the prompt tokens your prefix cache did not serve (" : "the positions your cache holds (") +
-           std::to_string(held.held) + "): " + count_text(missing, prefix_trace ? "token" : "position") +
+    return s + ", " + std::to_string(missing) + " fewer than " + held.noun + " (" + std::to_string(held.held) + "): " + count_text(missing, prefix_trace ? "token" : "position") +
            (missing == 1 ? " was" : " were") + " never put through the model in this call" +
            (held.held != want ? "; " + call : "") + ".";
   }

@@ -224,7 +224,7 @@ TEST(localize, a_row_a_crop_removed_is_named_with_the_crop) {
   json actual = {{"caches", {fill([](int h, int p) { return std::pair{p, h}; })}}};
   std::string text = joined(course::localize(f, actual));
   EXPECT_TRUE(has(text, "holds append #1's key, head 0 where append #3's key, head 0 belongs (append #1 was this cache's "
-                        "position 1 until the crop at step 4 removed it)"))
+                        "position 1; the crop at step 4 should have removed it)"))
       << text;
   EXPECT_FALSE(has(text, "never held")) << text;
 }
@@ -370,7 +370,7 @@ TEST(work, a_prefix_trace_is_read_against_the_learners_own_hits) {
                         "prefix cache): your prefix cache served 16 tokens fewer than the reference's."))
       << text;
   EXPECT_TRUE(has(text, "Request 1 (prompt 1, 20 tokens): your cache served 0 tokens from the prefix cache where 16 are "
-                        "expected. Request 0 is right."))
+                        "expected. Request 0 served the expected tokens, and its logits are right."))
       << text;
   EXPECT_FALSE(has(text, "again")) << text;
   json recomputed = {{"requests", {{{"cached_tokens", 0}}, {{"cached_tokens", 16}}}}, {"work", work(40)}};
