@@ -379,3 +379,20 @@ TEST(work, a_prefix_trace_is_read_against_the_learners_own_hits) {
                         "16 rows were computed that your cache does not keep"))
       << text;
 }
+
+// Issue 25: a saved cache that never held the prefix is not said to have held it.
+TEST(localize, the_saved_prefix_is_described_by_what_it_must_hold_not_by_what_it_held) {
+  course::Fixture f;
+  f.stage = "prefix-reuse";
+  f.adapter = "run_prefix_reuse";
+  f.input = {{"prefix", {1, 2, 3, 4, 5, 6}}, {"suffixes", {{7}}}};
+  json six = json::array(), none = json::array();
+  for (int l = 0; l < 12; ++l) six.push_back({12, 6, 64}), none.push_back({12, 0, 64});
+  f.expected = {{"continued", {json::object()}}, {"saved_rows_after_each", {six}}};
+  json actual = {{"continued", {json::object()}}, {"saved_rows_after_each", {none}}};
+  std::string text = joined(course::localize(f, actual));
+  EXPECT_TRUE(has(text, "Right after continuation 0, the saved cache's rows (save_prefix of the 6-token prefix must leave 6 "
+                        "positions, and no continuation may change them): the lengths are [0, 0"))
+      << text;
+  EXPECT_FALSE(has(text, "it held")) << text;
+}
