@@ -209,4 +209,21 @@ TEST(catalogue_files, every_stage_is_covered_and_no_golden_file_is_stale) {
         << e.path() << " has no mistake file";
 }
 
+// Issue 25: a right value() and an adapter whose snapshot copies the keys into the values.
+// The plan's sentence names the adapter's snapshot (what the grader saw), never value(),
+// and the case the grader reads itself passes.
+TEST(catalogue_localization, an_adapters_snapshot_is_named_as_the_adapters) {
+  TempDir state;
+  auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " NO_COLOR=1 " + bin("grader") +
+                   " --no-times --timeout 120 --runner " + bin("runner-snapshot-values-from-keys") + " --stage cache-structure",
+               false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("your snapshot's values[head 0, pos 0] holds append #0's key, head 0: this is the key, not the value"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("value(0, 0)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PASS 10-read-by-the-grader"), std::string::npos) << r.output;
+  EXPECT_TRUE(identified(r.output).empty()) << r.output;
+}
+
 }  // namespace
