@@ -52,9 +52,9 @@ struct PoolReplay {
     int length = 0;
     std::vector<int> table;
     int length_step = -1, table_step = -1;  // the steps that last set them
-    std::vector<int> entry_step;             // per table entry
-    std::vector<int> writer;                 // per position: the append id written there
-    std::vector<int> write_step;             // per position: the step that wrote it
+    std::vector<int> entry_step;            // per table entry
+    std::vector<int> writer;                // per position: the append id written there
+    std::vector<int> write_step;            // per position: the step that wrote it
   };
   std::vector<int> counts, count_step;
   std::vector<Seq> seqs;
@@ -62,7 +62,8 @@ struct PoolReplay {
   std::vector<int> exhausted;
   bool valid = true;  // false when the plan names something that does not exist
 
-  explicit PoolReplay(int n_blocks) : counts(size_t(std::max(0, n_blocks)), 0), count_step(counts.size(), -1) {}
+  explicit PoolReplay(int n_blocks)
+      : counts(size_t(std::max(0, n_blocks)), 0), count_step(counts.size(), -1) {}
 
   int free_blocks() const { return int(std::count(counts.begin(), counts.end(), 0)); }
   int allocate(int step) {
@@ -94,11 +95,13 @@ struct PoolReplay {
     const bool copy_last = used != 0 && counts[size_t(s->table.back())] > 1 && n > 0;
     const int fresh = blocks_for(s->length + n) - int(s->table.size());
     const int needed = fresh + (copy_last ? 1 : 0);
-    std::string text = doing + " at position" + (n == 1 ? " " : "s ") + range_text(s->length, s->length + n - 1);
+    std::string text =
+        doing + " at position" + (n == 1 ? " " : "s ") + range_text(s->length, s->length + n - 1);
     if (needed > free_blocks()) {
       exhausted.push_back(step);
-      return what.push_back(text + ": it needs " + count_text(needed, "free block") + ", the pool has " +
-                            std::to_string(free_blocks()) + ", so it throws PoolExhausted and changes nothing");
+      return what.push_back(text + ": it needs " + count_text(needed, "free block") +
+                            ", the pool has " + std::to_string(free_blocks()) +
+                            ", so it throws PoolExhausted and changes nothing");
     }
     std::vector<std::string> parts;
     if (copy_last) {
@@ -107,10 +110,10 @@ struct PoolReplay {
       count_step[size_t(shared)] = step;
       s->table.back() = own;
       s->entry_step.back() = step;
-      parts.push_back("its last block " + std::to_string(shared) + " is partly filled (" + std::to_string(used) +
-                      " of 16) and shared, so it is copied into block " + std::to_string(own) +
-                      " (copy-on-write; block " + std::to_string(shared) + "'s count goes down to " +
-                      std::to_string(counts[size_t(shared)]) + ")");
+      parts.push_back("its last block " + std::to_string(shared) + " is partly filled (" +
+                      std::to_string(used) + " of 16) and shared, so it is copied into block " +
+                      std::to_string(own) + " (copy-on-write; block " + std::to_string(shared) +
+                      "'s count goes down to " + std::to_string(counts[size_t(shared)]) + ")");
     }
     std::vector<int> taken;
     for (int k = 0; k < fresh; ++k) {
@@ -120,8 +123,10 @@ struct PoolReplay {
     }
     if (!taken.empty()) {
       s->table_step = step;
-      parts.push_back(std::string(taken.size() == 1 ? "it takes block " : "it takes blocks ") + index_list(taken) +
-                      (s->length % kBlock == 0 && s->length > 0 ? " (its last block is full)" : ""));
+      parts.push_back(
+          std::string(taken.size() == 1 ? "it takes block " : "it takes blocks ") +
+          index_list(taken) +
+          (s->length % kBlock == 0 && s->length > 0 ? " (its last block is full)" : ""));
     }
     if (parts.empty())
       parts.push_back("it writes into block " + std::to_string(s->table.back()) + ", offset " +
@@ -161,11 +166,12 @@ struct PoolReplay {
       if (counts[size_t(b)] == 0) freed.push_back(b);
     }
     what.push_back("releases sequence " + std::to_string(i) + ": " +
-                   (s->table.empty() ? std::string("it holds no block")
-                                     : "blocks " + index_list(s->table) + " each count down by one" +
-                                           (freed.empty() ? ", none free"
-                                                          : (freed.size() == 1 ? ", block " : ", blocks ") + index_list(freed) +
-                                                                " now free")));
+                   (s->table.empty()
+                        ? std::string("it holds no block")
+                        : "blocks " + index_list(s->table) + " each count down by one" +
+                              (freed.empty() ? ", none free"
+                                             : (freed.size() == 1 ? ", block " : ", blocks ") +
+                                                   index_list(freed) + " now free")));
     *s = Seq{};
     s->length_step = s->table_step = step;
   }
@@ -180,13 +186,15 @@ struct Difference {
 
 // Lengths, tables, counts and the exhausted steps of `a` against the replay (names:
 // "sequence" or "branch", with `offset` sequences of the replay not in the output).
-std::vector<Difference> structure_differences(const PoolReplay& r, const json& a_seqs, const json& a_counts,
-                                              const json& a_exhausted, size_t offset, const std::string& noun,
-                                              Lines& out) {
+std::vector<Difference> structure_differences(const PoolReplay& r, const json& a_seqs,
+                                              const json& a_counts, const json& a_exhausted,
+                                              size_t offset, const std::string& noun, Lines& out) {
   std::vector<Difference> d;
   if (!a_seqs.is_array() || a_seqs.size() + offset != r.seqs.size()) {
-    out.push_back("The output has " + (a_seqs.is_array() ? std::to_string(a_seqs.size()) : std::string("no list of")) +
-                  " " + noun + "s; " + std::to_string(r.seqs.size() - offset) + " are expected. Nothing more is read from them.");
+    out.push_back("The output has " +
+                  (a_seqs.is_array() ? std::to_string(a_seqs.size()) : std::string("no list of")) +
+                  " " + noun + "s; " + std::to_string(r.seqs.size() - offset) +
+                  " are expected. Nothing more is read from them.");
     return {};
   }
   for (size_t i = 0; i < a_seqs.size(); ++i) {
@@ -197,7 +205,8 @@ std::vector<Difference> structure_differences(const PoolReplay& r, const json& a
     if (!len.is_number_integer() || len.get<int>() != e.length)
       d.push_back({e.length_step, who + "'s length() is " + short_json(len, 20) + " (expected " +
                                       std::to_string(e.length) + ")"});
-    const std::optional<std::vector<int>> table = int_list(a.is_object() ? a.value("block_table", json()) : json());
+    const std::optional<std::vector<int>> table =
+        int_list(a.is_object() ? a.value("block_table", json()) : json());
     if (!table) {
       d.push_back({e.table_step, who + "'s block table is not a list of block ids"});
     } else if (*table != e.table) {
@@ -207,18 +216,20 @@ std::vector<Difference> structure_differences(const PoolReplay& r, const json& a
           step = e.entry_step[k];
           break;
         }
-      d.push_back({step, who + "'s block table is " + list_text(*table) + " (expected " + list_text(e.table) + ")"});
+      d.push_back({step, who + "'s block table is " + list_text(*table) + " (expected " +
+                             list_text(e.table) + ")"});
     }
   }
   const std::optional<std::vector<int>> counts = int_list(a_counts);
   if (!counts || counts->size() != r.counts.size()) {
-    d.push_back({-1, "the pool's reference counts are " + short_json(a_counts, 60) + ", one per block expected (" +
-                         std::to_string(r.counts.size()) + ")"});
+    d.push_back({-1, "the pool's reference counts are " + short_json(a_counts, 60) +
+                         ", one per block expected (" + std::to_string(r.counts.size()) + ")"});
   } else {
     for (size_t b = 0; b < r.counts.size(); ++b)
       if ((*counts)[b] != r.counts[b])
-        d.push_back({r.count_step[b], "block " + std::to_string(b) + "'s count is " + std::to_string((*counts)[b]) +
-                                          " (expected " + std::to_string(r.counts[b]) + ")"});
+        d.push_back({r.count_step[b], "block " + std::to_string(b) + "'s count is " +
+                                          std::to_string((*counts)[b]) + " (expected " +
+                                          std::to_string(r.counts[b]) + ")"});
   }
   if (!a_exhausted.is_null()) {
     const std::optional<std::vector<int>> ex = int_list(a_exhausted);
@@ -227,7 +238,8 @@ std::vector<Difference> structure_differences(const PoolReplay& r, const json& a
     } else {
       for (int s : r.exhausted)
         if (std::find(ex->begin(), ex->end(), s) == ex->end())
-          d.push_back({s, "step " + std::to_string(s) + " is not among the steps your plan reports as PoolExhausted"});
+          d.push_back({s, "step " + std::to_string(s) +
+                              " is not among the steps your plan reports as PoolExhausted"});
       for (int s : *ex)
         if (std::find(r.exhausted.begin(), r.exhausted.end(), s) == r.exhausted.end())
           d.push_back({s, "step " + std::to_string(s) + " threw PoolExhausted in your run"});
@@ -237,7 +249,8 @@ std::vector<Difference> structure_differences(const PoolReplay& r, const json& a
 }
 
 // The earliest step among `d` (those without a step last), said with what it does.
-void say_earliest(const std::vector<Difference>& d, const PoolReplay& r, const std::string& unit, Lines& out) {
+void say_earliest(const std::vector<Difference>& d, const PoolReplay& r, const std::string& unit,
+                  Lines& out) {
   int first = -1;
   for (const Difference& x : d)
     if (x.step >= 0 && (first < 0 || x.step < first)) first = x.step;
@@ -245,7 +258,8 @@ void say_earliest(const std::vector<Difference>& d, const PoolReplay& r, const s
   std::vector<int> later;
   for (const Difference& x : d) {
     if (x.step == first) here += (here.empty() ? "" : "; ") + x.text;
-    if (x.step != first && x.step >= 0 && std::find(later.begin(), later.end(), x.step) == later.end())
+    if (x.step != first && x.step >= 0 &&
+        std::find(later.begin(), later.end(), x.step) == later.end())
       later.push_back(x.step);
   }
   std::sort(later.begin(), later.end());
@@ -253,11 +267,13 @@ void say_earliest(const std::vector<Difference>& d, const PoolReplay& r, const s
     out.push_back("At the end: " + here + ".");
     return;
   }
-  out.push_back("The earliest " + unit + " whose result your final state does not show is " + unit + " " +
-                std::to_string(first) + ", which " + r.what[size_t(first)] + ". At the end: " + here + ".");
+  out.push_back("The earliest " + unit + " whose result your final state does not show is " + unit +
+                " " + std::to_string(first) + ", which " + r.what[size_t(first)] +
+                ". At the end: " + here + ".");
   for (const Difference& x : d)
     if (x.step < 0) out.push_back("Also at the end: " + x.text + ".");
-  if (!later.empty()) out.push_back("Later " + unit + "s whose results differ too: " + index_list(later) + ".");
+  if (!later.empty())
+    out.push_back("Later " + unit + "s whose results differ too: " + index_list(later) + ".");
 }
 
 // Stage 7's appended values say where they came from, as stage 1's do: append #a's key
@@ -285,21 +301,27 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
   prompt.chunks = {{0, n_prompt, -1, "", "", "one of the prompt's positions (its prefill)"}};
   // A prompt cache that ends as long as the speculating one: the rounds went into it too.
   const json a_prompt = actual.value("prompt_cache", json());
-  const std::vector<int> prompt_lengths = shape_row_lengths(a_prompt.is_object() ? a_prompt.value("cache_shapes", json()) : json());
+  const std::vector<int> prompt_lengths =
+      shape_row_lengths(a_prompt.is_object() ? a_prompt.value("cache_shapes", json()) : json());
   const json a_spec = actual.value("cache", json());
-  const std::vector<int> spec_lengths = shape_row_lengths(a_spec.is_object() ? a_spec.value("cache_shapes", json()) : json());
-  if (!prompt_lengths.empty() && prompt_lengths.front() != n_prompt && prompt_lengths == spec_lengths)
-    out.push_back("The prompt's cache ends with the speculating cache's lengths (" + std::to_string(spec_lengths.front()) +
+  const std::vector<int> spec_lengths =
+      shape_row_lengths(a_spec.is_object() ? a_spec.value("cache_shapes", json()) : json());
+  if (!prompt_lengths.empty() && prompt_lengths.front() != n_prompt &&
+      prompt_lengths == spec_lengths)
+    out.push_back("The prompt's cache ends with the speculating cache's lengths (" +
+                  std::to_string(spec_lengths.front()) +
                   " positions in layer 0), where prefill left " + std::to_string(n_prompt) + ".");
   if (!localize_run(fx.expected.value("prompt_cache", json()), a_prompt, nullptr, prompt,
                     "The prompt's cache (prefill of the " + std::to_string(n_prompt) +
-                        "-token prompt; speculation runs on a clone of it, so it must end as prefill left it): ",
+                        "-token prompt; speculation runs on a clone of it, so it must end as "
+                        "prefill left it): ",
                     out))
     return out;
   // The speculating cache: the prompt, then per round its accepted drafts and `next`.
   RunPlan plan;
   plan.attention = "attend_one";
-  plan.chunks = {{0, n_prompt, -1, "", "attend_causal", "one of the prompt's positions (the prefill before the rounds)"}};
+  plan.chunks = {{0, n_prompt, -1, "", "attend_causal",
+                  "one of the prompt's positions (the prefill before the rounds)"}};
   int at = n_prompt, kept_if_no_crop = n_prompt;
   for (size_t r = 0; r < rounds.size(); ++r) {
     const std::vector<int> draft = ints_of(rounds[r].value("draft", json()));
@@ -307,17 +329,21 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
     const std::string round = "round " + std::to_string(r);
     for (int i = 0; i < accepted; ++i, ++at)
       plan.chunks.push_back({at, at + 1, -1, "", "",
-                             round + "'s accepted draft token " + std::to_string(i) + " (" + std::to_string(draft[size_t(i)]) +
-                                 "), decoded before the crop to " + std::to_string(at - i + accepted) + " kept it"});
+                             round + "'s accepted draft token " + std::to_string(i) + " (" +
+                                 std::to_string(draft[size_t(i)]) +
+                                 "), decoded before the crop to " +
+                                 std::to_string(at - i + accepted) + " kept it"});
     plan.chunks.push_back({at, at + 1, int(r), round + "'s next token", "",
-                           round + "'s next token (" + std::to_string(rounds[r].value("next", 0)) + "), decoded after the crop to " +
-                               std::to_string(at) + " (" + std::to_string(accepted) + " of " +
-                               std::to_string(draft.size()) + " drafts accepted)"});
+                           round + "'s next token (" + std::to_string(rounds[r].value("next", 0)) +
+                               "), decoded after the crop to " + std::to_string(at) + " (" +
+                               std::to_string(accepted) + " of " + std::to_string(draft.size()) +
+                               " drafts accepted)"});
     ++at;
     kept_if_no_crop += int(draft.size()) + 1;
   }
   const json a_cache = actual.value("cache", json());
-  const std::vector<int> lengths = shape_row_lengths(a_cache.is_object() ? a_cache.value("cache_shapes", json()) : json());
+  const std::vector<int> lengths =
+      shape_row_lengths(a_cache.is_object() ? a_cache.value("cache_shapes", json()) : json());
   // The layers whose length differs, when they all hold the same wrong length: what that
   // length is in the rounds' terms.
   std::vector<int> wrong;
@@ -328,19 +354,23 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
   });
   if (one_length) {
     const int got = lengths[size_t(wrong.front())];
-    std::string s = "The speculating cache holds " + count_text(got, "position") +
-                    (wrong.size() == lengths.size() ? " in every layer" : " in layers " + index_list(wrong)) +
-                    "; the prompt (" + std::to_string(n_prompt) + ") and, per round, the accepted drafts and next make " +
-                    std::to_string(at);
+    std::string s =
+        "The speculating cache holds " + count_text(got, "position") +
+        (wrong.size() == lengths.size() ? " in every layer" : " in layers " + index_list(wrong)) +
+        "; the prompt (" + std::to_string(n_prompt) +
+        ") and, per round, the accepted drafts and next make " + std::to_string(at);
     if (got == kept_if_no_crop)
-      s += "; " + std::to_string(got) + " is what the rounds leave when no crop removes a draft (the prompt, every draft and every next)";
+      s += "; " + std::to_string(got) +
+           " is what the rounds leave when no crop removes a draft (the prompt, every draft and "
+           "every next)";
     else if (got - at == int(rounds.size()))
       s += ": one position more per round (" + std::to_string(rounds.size()) + ")";
     else if (at - got == int(rounds.size()))
       s += ": one position fewer per round (" + std::to_string(rounds.size()) + ")";
     out.push_back(s + ".");
   }
-  localize_run(fx.expected.value("cache", json()), a_cache, "logits", plan, "The speculating cache: ", out);
+  localize_run(fx.expected.value("cache", json()), a_cache, "logits", plan,
+               "The speculating cache: ", out);
   return out;
 }
 
@@ -354,25 +384,32 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
   for (size_t step = 0; step < plan.size(); ++step) {
     const std::string op = plan[step].value("op", "");
     const int i = plan[step].value("sequence", -1);
-    if (op == "create") r.create(int(step));
+    if (op == "create")
+      r.create(int(step));
     else if (op == "append") {
-      r.grow(int(step), i, 1, appends, "appends #" + std::to_string(appends) + " to sequence " + std::to_string(i));
+      r.grow(int(step), i, 1, appends,
+             "appends #" + std::to_string(appends) + " to sequence " + std::to_string(i));
       ++appends;
-    } else if (op == "fork") r.fork(int(step), i, "sequence " + std::to_string(r.seqs.size()));
-    else if (op == "release") r.release(int(step), i);
-    else r.valid = false, r.what.push_back("does what the judge cannot replay");
+    } else if (op == "fork")
+      r.fork(int(step), i, "sequence " + std::to_string(r.seqs.size()));
+    else if (op == "release")
+      r.release(int(step), i);
+    else
+      r.valid = false, r.what.push_back("does what the judge cannot replay");
   }
   // The replay must give the fixture's expected state; otherwise no step is named.
   const json& e = fx.expected;
   Lines none;
-  if (!r.valid || !structure_differences(r, e.value("sequences", json()), e.value("ref_counts", json()),
-                                          e.value("exhausted", json()), 0, "sequence", none)
-                       .empty() ||
+  if (!r.valid ||
+      !structure_differences(r, e.value("sequences", json()), e.value("ref_counts", json()),
+                             e.value("exhausted", json()), 0, "sequence", none)
+           .empty() ||
       !none.empty())
     return out;
   if (!actual.is_object()) return {"The output is not an object."};
-  std::vector<Difference> d = structure_differences(r, actual.value("sequences", json()), actual.value("ref_counts", json()),
-                                                    actual.value("exhausted", json()), 0, "sequence", out);
+  std::vector<Difference> d = structure_differences(
+      r, actual.value("sequences", json()), actual.value("ref_counts", json()),
+      actual.value("exhausted", json()), 0, "sequence", out);
   if (!out.empty()) return out;
   if (!d.empty()) {
     say_earliest(d, r, "step", out);
@@ -380,7 +417,8 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
   }
   if (actual.value("free_blocks", json()) != e.value("free_blocks", json()))
     out.push_back("Every length, table and count is right, and " + std::to_string(r.free_blocks()) +
-                  " blocks have count 0; free_blocks() says " + short_json(actual.value("free_blocks", json()), 20) + ".");
+                  " blocks have count 0; free_blocks() says " +
+                  short_json(actual.value("free_blocks", json()), 20) + ".");
   // The keys and values, in the order of the steps that wrote them.
   struct Wrong {
     int step = -1, seq = 0, pos = 0, head = 0, dim = 0;
@@ -393,11 +431,13 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
     const PoolReplay::Seq& s = r.seqs[i];
     for (int kv = 0; kv < 2; ++kv) {
       const char* name = kv ? "values" : "keys";
-      std::optional<Tensor> et = tensor_at(e["sequences"][i], name), at = tensor_at(actual["sequences"][i], name);
+      std::optional<Tensor> et = tensor_at(e["sequences"][i], name),
+                            at = tensor_at(actual["sequences"][i], name);
       if (!et) continue;
       if (!at || at->shape != et->shape) {
-        out.push_back("sequence " + std::to_string(i) + "'s " + name + " are " + (at ? shape_text(at->shape) : std::string("missing")) +
-                      ", expected " + shape_text(et->shape) + ".");
+        out.push_back("sequence " + std::to_string(i) + "'s " + name + " are " +
+                      (at ? shape_text(at->shape) : std::string("missing")) + ", expected " +
+                      shape_text(et->shape) + ".");
         return out;
       }
       for (int h = 0; h < kHeads; ++h)
@@ -415,14 +455,17 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
   }
   if (first.step < 0) return out;
   const PoolReplay::Seq& s = r.seqs[size_t(first.seq)];
-  out.push_back("Every length, table and count is right. The earliest step whose keys or values your final state does not "
-                "show is step " + std::to_string(first.step) + ", which " + r.what[size_t(first.step)] + ". Sequence " +
-                std::to_string(first.seq) + "'s " + (first.key ? "key" : "value") + " at position " + std::to_string(first.pos) +
-                " (block " + std::to_string(s.table[size_t(first.pos / kBlock)]) + ", offset " +
-                std::to_string(first.pos % kBlock) + "), head " + std::to_string(first.head) + ", dim " +
-                std::to_string(first.dim) + " holds " + format_float(first.got, first.got) + ": " +
-                value_origin(first.got, appends) + ", where append #" + std::to_string(s.writer[size_t(first.pos)]) +
-                "'s belongs.");
+  out.push_back(
+      "Every length, table and count is right. The earliest step whose keys or values your final "
+      "state does not "
+      "show is step " +
+      std::to_string(first.step) + ", which " + r.what[size_t(first.step)] + ". Sequence " +
+      std::to_string(first.seq) + "'s " + (first.key ? "key" : "value") + " at position " +
+      std::to_string(first.pos) + " (block " + std::to_string(s.table[size_t(first.pos / kBlock)]) +
+      ", offset " + std::to_string(first.pos % kBlock) + "), head " + std::to_string(first.head) +
+      ", dim " + std::to_string(first.dim) + " holds " + format_float(first.got, first.got) + ": " +
+      value_origin(first.got, appends) + ", where append #" +
+      std::to_string(s.writer[size_t(first.pos)]) + "'s belongs.");
   return out;
 }
 
@@ -446,21 +489,30 @@ Lines localize_paged_fork(const Fixture& fx, const json& actual) {
     const std::vector<int> tokens = ints_of(branches[b]);
     for (size_t t = 0; t < tokens.size(); ++t)
       r.grow(step++, int(b) + 1, 1, -1,
-             "runs branch " + std::to_string(b) + "'s decode step " + std::to_string(t) + " (token " + std::to_string(tokens[t]) + ")");
+             "runs branch " + std::to_string(b) + "'s decode step " + std::to_string(t) +
+                 " (token " + std::to_string(tokens[t]) + ")");
   }
   r.release(step++, 0);
-  r.what.back().replace(0, std::string("releases sequence 0").size(), "releases the prompt's sequence");
+  r.what.back().replace(0, std::string("releases sequence 0").size(),
+                        "releases the prompt's sequence");
   const json& e = fx.expected;
   Lines none;
-  const bool replayed = r.valid && structure_differences(r, e.value("branches", json()), e.value("ref_counts", json()),
-                                                         json(), 1, "branch", none).empty() && none.empty();
+  const bool replayed =
+      r.valid &&
+      structure_differences(r, e.value("branches", json()), e.value("ref_counts", json()), json(),
+                            1, "branch", none)
+          .empty() &&
+      none.empty();
   if (replayed) {
-    std::vector<Difference> d = structure_differences(r, actual.value("branches", json()), actual.value("ref_counts", json()),
-                                                      json(), 1, "branch", out);
+    std::vector<Difference> d =
+        structure_differences(r, actual.value("branches", json()),
+                              actual.value("ref_counts", json()), json(), 1, "branch", out);
     if (!out.empty()) return out;
     if (!d.empty()) {
-      out.push_back("The run, step by step: 0 creates the prompt's sequence, 1 prefills it, then each branch is a fork "
-                    "and its decode steps, and the last step releases the prompt's sequence.");
+      out.push_back(
+          "The run, step by step: 0 creates the prompt's sequence, 1 prefills it, then each branch "
+          "is a fork "
+          "and its decode steps, and the last step releases the prompt's sequence.");
       say_earliest(d, r, "step", out);
       return out;
     }
@@ -472,25 +524,30 @@ Lines localize_paged_fork(const Fixture& fx, const json& actual) {
   RunPlan prompt_only;
   prompt_only.attention = "attend_causal";
   prompt_only.chunks = {{0, n, -1, "", "", "one of the prompt's positions (paged_prefill)"}};
-  if (!e_br.empty() && !localize_run(e_br[0], a_br[0], nullptr, prompt_only, "Branch 0 (the prompt's blocks it shares): ", out))
+  if (!e_br.empty() && !localize_run(e_br[0], a_br[0], nullptr, prompt_only,
+                                     "Branch 0 (the prompt's blocks it shares): ", out))
     return out;
   std::optional<Digest> el = digest_at(e, "prompt_logits");
   std::optional<Tensor> al = tensor_at(actual, "prompt_logits");
   if (el && (!al || al->shape != el->shape || !rows_matching(*el, *al).front())) {
-    out.push_back("The prompt's cache is right (as branch 0 shares it); the prompt's logits (its last position, from "
-                  "paged_prefill) differ.");
+    out.push_back(
+        "The prompt's cache is right (as branch 0 shares it); the prompt's logits (its last "
+        "position, from "
+        "paged_prefill) differ.");
     return out;
   }
-  for (size_t b = 0; b < e_br.size(); ++b) {
+  for (size_t b = 0; b < e_br.size() && b < branches.size(); ++b) {
     const std::vector<int> tokens = ints_of(branches[b]);
     RunPlan plan;
     plan.attention = "attend_one";
-    plan.chunks = {{0, n, -1, "", "attend_causal", "one of the prompt's positions (paged_prefill)"}};
+    plan.chunks = {
+        {0, n, -1, "", "attend_causal", "one of the prompt's positions (paged_prefill)"}};
     for (int t = 0; t < int(tokens.size()); ++t)
       plan.chunks.push_back({n + t, n + t + 1, t, "decode step " + std::to_string(t), "",
-                             "branch " + std::to_string(b) + "'s decode step " + std::to_string(t) + " (token " +
-                                 std::to_string(tokens[size_t(t)]) + ")"});
-    if (!localize_run(e_br[b], a_br[b], "logits", plan, "Branch " + std::to_string(b) + ": ", out)) return out;
+                             "branch " + std::to_string(b) + "'s decode step " + std::to_string(t) +
+                                 " (token " + std::to_string(tokens[size_t(t)]) + ")"});
+    if (!localize_run(e_br[b], a_br[b], "logits", plan, "Branch " + std::to_string(b) + ": ", out))
+      return out;
   }
   return out;
 }
@@ -528,11 +585,13 @@ std::string key_story(const std::string& key, const json& prompts) {
       for (size_t d = 0; (d + 1) * kBlock <= t.size(); ++d) {
         const uint64_t chained = fnv_block_key(parent, t, d * kBlock);
         const uint64_t alone = fnv_block_key(0xcbf29ce484222325ull, t, d * kBlock);
-        const std::string where = "prompt " + std::to_string(i) + "'s block " + std::to_string(d) + " (tokens " +
-                                  std::to_string(d * kBlock) + " .. " + std::to_string(d * kBlock + kBlock - 1) + ")";
+        const std::string where = "prompt " + std::to_string(i) + "'s block " + std::to_string(d) +
+                                  " (tokens " + std::to_string(d * kBlock) + " .. " +
+                                  std::to_string(d * kBlock + kBlock - 1) + ")";
         if (pass == 0 && hex_key(chained) == key) return "the key of " + where;
         if (pass == 1 && d > 0 && hex_key(alone) == key)
-          return "block_key(root_key, its tokens) of " + where + ": that block's tokens alone, without its parent's key";
+          return "block_key(root_key, its tokens) of " + where +
+                 ": that block's tokens alone, without its parent's key";
         parent = chained;
       }
     }
@@ -548,31 +607,39 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
   const json& e_req = fx.expected.value("requests", json::array());
   const json a_req = actual.value("requests", json());
   if (!a_req.is_array() || a_req.size() != e_req.size())
-    return {"requests: " + std::to_string(e_req.size()) + " expected, got " + short_json(a_req, 60) + ". Nothing more is read from them."};
+    return {"requests: " + std::to_string(e_req.size()) + " expected, got " +
+            short_json(a_req, 60) + ". Nothing more is read from them."};
   // Requests run one after another: the first whose served tokens or logits differ.
-  for (size_t i = 0; i < e_req.size(); ++i) {
+  for (size_t i = 0; i < e_req.size() && i < prompts.size(); ++i) {
     const int n = int(ints_of(prompts[i]).size());
     const json& ec = e_req[i].value("cached_tokens", json());
     const json ac = a_req[i].is_object() ? a_req[i].value("cached_tokens", json()) : json();
-    const std::string who = "Request " + std::to_string(i) + " (prompt " + std::to_string(i) + ", " + count_text(n, "token") + ")";
-    const std::string before = i == 0   ? ""
-                               : i == 1 ? " Request 0 served the expected tokens, and its logits are right."
-                                        : " Requests 0 .. " + std::to_string(i - 1) +
-                                              " served the expected tokens, and their logits are right.";
+    const std::string who = "Request " + std::to_string(i) + " (prompt " + std::to_string(i) +
+                            ", " + count_text(n, "token") + ")";
+    const std::string before =
+        i == 0   ? ""
+        : i == 1 ? " Request 0 served the expected tokens, and its logits are right."
+                 : " Requests 0 .. " + std::to_string(i - 1) +
+                       " served the expected tokens, and their logits are right.";
     if (ac != ec) {
-      std::string s = who + ": your cache served " + short_json(ac, 20) + " tokens from the prefix cache where " + ec.dump() +
-                      " are expected";
-      if (ac.is_number_integer() && ac.get<int>() % kBlock != 0) s += " (" + ac.dump() + " is not a whole number of 16-token blocks)";
-      else if (ac.is_number_integer() && ac.get<int>() >= n) s += " (the whole prompt: no token is left to compute its logits)";
+      std::string s = who + ": your cache served " + short_json(ac, 20) +
+                      " tokens from the prefix cache where " + ec.dump() + " are expected";
+      if (ac.is_number_integer() && ac.get<int>() % kBlock != 0)
+        s += " (" + ac.dump() + " is not a whole number of 16-token blocks)";
+      else if (ac.is_number_integer() && ac.get<int>() >= n)
+        s += " (the whole prompt: no token is left to compute its logits)";
       out.push_back(s + "." + before);
       break;
     }
     std::optional<Digest> el = digest_at(e_req[i], "logits");
     std::optional<Tensor> al = tensor_at(a_req[i], "logits");
     if (el && (!al || al->shape != el->shape || !rows_matching(*el, *al).front())) {
-      out.push_back(who + ": it served the expected " + ec.dump() + " tokens from the cache, and its logits (of its last "
+      out.push_back(who + ": it served the expected " + ec.dump() +
+                    " tokens from the cache, and its logits (of its last "
                     "position, computed over the served blocks and the rest of the prompt) differ" +
-                    (al && al->shape != el->shape ? ": shape " + shape_text(al->shape) + ", expected " + shape_text(el->shape) : "") +
+                    (al && al->shape != el->shape ? ": shape " + shape_text(al->shape) +
+                                                        ", expected " + shape_text(el->shape)
+                                                  : "") +
                     "." + before);
       break;
     }
@@ -583,15 +650,22 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
   if (ae.is_array() && ae != ee) {
     size_t k = 0;
     while (k < ee.size() && k < ae.size() && ae[k] == ee[k]) ++k;
-    std::string s = "Evictions: " + (k == 0 ? std::string("") : (k == 1 ? "eviction 0 is right; " : "evictions 0 .. " + std::to_string(k - 1) + " are right; "));
+    std::string s =
+        "Evictions: " +
+        (k == 0 ? std::string("")
+                : (k == 1 ? "eviction 0 is right; "
+                          : "evictions 0 .. " + std::to_string(k - 1) + " are right; "));
     if (k < ae.size() && k < ee.size())
-      s += "eviction " + std::to_string(k) + " is " + short_json(ae[k], 20) + " (" + key_story(ae[k].is_string() ? ae[k].get<std::string>() : "", prompts) +
-           ") where " + ee[k].dump() + " (" + key_story(ee[k].get<std::string>(), prompts) + ") is expected";
+      s += "eviction " + std::to_string(k) + " is " + short_json(ae[k], 20) + " (" +
+           key_story(ae[k].is_string() ? ae[k].get<std::string>() : "", prompts) + ") where " +
+           ee[k].dump() + " (" + key_story(ee[k].get<std::string>(), prompts) + ") is expected";
     else if (k < ee.size())
-      s += "yours stop after " + count_text(int64_t(ae.size()), "eviction") + "; next expected is " + ee[k].dump() + " (" +
+      s += "yours stop after " + count_text(int64_t(ae.size()), "eviction") +
+           "; next expected is " + ee[k].dump() + " (" +
            key_story(ee[k].get<std::string>(), prompts) + ")";
     else
-      s += "yours evict " + count_text(int64_t(ae.size() - ee.size()), "key") + " more, first " + short_json(ae[k], 20) + " (" +
+      s += "yours evict " + count_text(int64_t(ae.size() - ee.size()), "key") + " more, first " +
+           short_json(ae[k], 20) + " (" +
            key_story(ae[k].is_string() ? ae[k].get<std::string>() : "", prompts) + ")";
     out.push_back(s + ".");
   }
@@ -606,33 +680,47 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
       auto it = mine.find(x["key"].dump());
       const std::string key = x["key"].get<std::string>();
       if (it == mine.end()) {
-        out.push_back("At the end, your cache does not hold " + x["key"].dump() + " (" + key_story(key, prompts) + ", block " +
-                      x["block"].dump() + ", last_used " + x["last_used"].dump() + ").");
+        out.push_back("At the end, your cache does not hold " + x["key"].dump() + " (" +
+                      key_story(key, prompts) + ", block " + x["block"].dump() + ", last_used " +
+                      x["last_used"].dump() + ").");
         break;
       }
       if (it->second != x) {
         std::string s;
         for (const char* f : {"block", "depth", "last_used"})
-          if (it->second.value(f, json()) != x[f]) s += (s.empty() ? "" : ", ") + std::string(f) + " " + it->second.value(f, json()).dump() + " (expected " + x[f].dump() + ")";
-        out.push_back("At the end, your entry for " + x["key"].dump() + " (" + key_story(key, prompts) + ") has " + s + ".");
+          if (it->second.value(f, json()) != x[f])
+            s += (s.empty() ? "" : ", ") + std::string(f) + " " +
+                 it->second.value(f, json()).dump() + " (expected " + x[f].dump() + ")";
+        out.push_back("At the end, your entry for " + x["key"].dump() + " (" +
+                      key_story(key, prompts) + ") has " + s + ".");
         break;
       }
     }
     for (const json& x : an) {
+      if (!x.is_object()) {
+        out.push_back("At the end, your entries hold " + short_json(x, 40) +
+                      ", which is not an entry.");
+        break;
+      }
       bool expected = false;
-      for (const json& y : en) expected = expected || (x.is_object() && y["key"] == x.value("key", json()));
+      for (const json& y : en)
+        expected = expected || (x.is_object() && y["key"] == x.value("key", json()));
       if (!expected) {
-        out.push_back("At the end, your cache holds " + short_json(x.value("key", json()), 20) + " (" +
-                      key_story(x.value("key", json()).is_string() ? x["key"].get<std::string>() : "", prompts) +
-                      "), which the reference's does not.");
+        out.push_back(
+            "At the end, your cache holds " + short_json(x.value("key", json()), 20) + " (" +
+            key_story(x.value("key", json()).is_string() ? x["key"].get<std::string>() : "",
+                      prompts) +
+            "), which the reference's does not.");
         break;
       }
     }
   }
   if (actual.value("ref_counts", json()) != fx.expected.value("ref_counts", json()))
-    out.push_back("The pool's reference counts at the end are " + short_json(actual.value("ref_counts", json()), 80) +
-                  ", expected " + short_json(fx.expected.value("ref_counts", json()), 80) +
-                  " (the cache holds one reference to each block it remembers; every request has let its sequence go).");
+    out.push_back("The pool's reference counts at the end are " +
+                  short_json(actual.value("ref_counts", json()), 80) + ", expected " +
+                  short_json(fx.expected.value("ref_counts", json()), 80) +
+                  " (the cache holds one reference to each block it remembers; every request has "
+                  "let its sequence go).");
   return out;
 }
 
@@ -665,7 +753,8 @@ ScheduleReplay replay_schedule(const json& input) {
   ScheduleReplay s;
   const int n_blocks = input.value("n_blocks", 0);
   for (const json& r : input.value("requests", json::array()))
-    s.reqs.push_back({int(ints_of(r.value("prompt", json())).size()), r.value("max_new_tokens", 1), r.value("arrival", 0)});
+    s.reqs.push_back({int(ints_of(r.value("prompt", json())).size()), r.value("max_new_tokens", 1),
+                      r.value("arrival", 0)});
   const size_t n = s.reqs.size();
   s.length.assign(n, 0);
   s.tokens.assign(n, 0);
@@ -680,7 +769,8 @@ ScheduleReplay replay_schedule(const json& input) {
     log.free_at_start = free;
     log.running_at_start = running;
     int committed = 0;
-    for (int id : running) committed += blocks_for(s.reqs[size_t(id)].full()) - s.blocks[size_t(id)];
+    for (int id : running)
+      committed += blocks_for(s.reqs[size_t(id)].full()) - s.blocks[size_t(id)];
     log.committed = committed;
     while (next < n) {
       const ScheduleReplay::Req& q = s.reqs[next];
@@ -735,29 +825,35 @@ ScheduleReplay replay_schedule(const json& input) {
 std::string admission_rule(const ScheduleReplay& s, int st, int id) {
   const ScheduleReplay::Step& log = s.steps[size_t(st)];
   const ScheduleReplay::Req& q = s.reqs[size_t(id)];
-  const std::string need = "request " + std::to_string(id) + " needs " + std::to_string(q.prompt) + " prompt + " +
-                           std::to_string(q.max_new) + " new - 1 = " + count_text(q.full(), "position") + ", " +
+  const std::string need = "request " + std::to_string(id) + " needs " + std::to_string(q.prompt) +
+                           " prompt + " + std::to_string(q.max_new) +
+                           " new - 1 = " + count_text(q.full(), "position") + ", " +
                            count_text(blocks_for(q.full()), "block");
   std::string room = std::to_string(log.free_at_start) + " free at the start of the step";
-  if (log.committed > 0) room += ", minus " + std::to_string(log.committed) + " the running requests will still take";
+  if (log.committed > 0)
+    room += ", minus " + std::to_string(log.committed) + " the running requests will still take";
   int earlier = 0;  // blocks promised to the requests admitted before it at this step
   for (int p : log.prefilled)
     if (p < id) earlier += blocks_for(s.reqs[size_t(p)].full());
-  if (earlier > 0) room += ", minus " + std::to_string(earlier) + " for the requests admitted before it at this step";
+  if (earlier > 0)
+    room +=
+        ", minus " + std::to_string(earlier) + " for the requests admitted before it at this step";
   const int left = log.free_at_start - log.committed - earlier;
-  return need + "; " + room + " leaves " + std::to_string(left) + (left >= blocks_for(q.full()) ? ": it fits" : ": it does not fit");
+  return need + "; " + room + " leaves " + std::to_string(left) +
+         (left >= blocks_for(q.full()) ? ": it fits" : ": it does not fit");
 }
 
 std::string why_admitted(const ScheduleReplay& s, int st, int id, bool admitted) {
   const ScheduleReplay::Step& log = s.steps[size_t(st)];
   const ScheduleReplay::Req& q = s.reqs[size_t(id)];
   if (s.admitted_at[size_t(id)] >= 0 && s.admitted_at[size_t(id)] < st)
-    return "request " + std::to_string(id) + " was admitted at step " + std::to_string(s.admitted_at[size_t(id)]) +
-           ", and a request is admitted once";
-  if (q.arrival > st) return "request " + std::to_string(id) + " arrives at step " + std::to_string(q.arrival);
+    return "request " + std::to_string(id) + " was admitted at step " +
+           std::to_string(s.admitted_at[size_t(id)]) + ", and a request is admitted once";
+  if (q.arrival > st)
+    return "request " + std::to_string(id) + " arrives at step " + std::to_string(q.arrival);
   if (!admitted && log.stopped_at >= 0 && log.stopped_at < id)
-    return "admission stops at the first waiting request that does not fit, request " + std::to_string(log.stopped_at) +
-           " (" + admission_rule(s, st, log.stopped_at) + ")";
+    return "admission stops at the first waiting request that does not fit, request " +
+           std::to_string(log.stopped_at) + " (" + admission_rule(s, st, log.stopped_at) + ")";
   return admission_rule(s, st, id);
 }
 
@@ -765,13 +861,17 @@ std::string why_decoded(const ScheduleReplay& s, int st, int id, bool decoded) {
   const int adm = s.admitted_at[size_t(id)], ret = s.retired_at[size_t(id)];
   const std::string r = "request " + std::to_string(id);
   if (decoded)
-    return r + " was admitted at step " + std::to_string(adm) + " and has not retired, so step " + std::to_string(st) +
-           "'s batch has a row for it (its token " + std::to_string(st - adm) + ")";
+    return r + " was admitted at step " + std::to_string(adm) + " and has not retired, so step " +
+           std::to_string(st) + "'s batch has a row for it (its token " + std::to_string(st - adm) +
+           ")";
   if (adm < 0 || adm > st) return r + " is not admitted yet";
-  if (adm == st) return r + " is admitted and prefilled at this step; the batch takes only requests admitted at an earlier step";
+  if (adm == st)
+    return r +
+           " is admitted and prefilled at this step; the batch takes only requests admitted at an "
+           "earlier step";
   if (ret >= 0 && ret < st)
-    return r + " retired at step " + std::to_string(ret) + ", when it had its " + std::to_string(s.reqs[size_t(id)].max_new) +
-           " tokens (max_new_tokens)";
+    return r + " retired at step " + std::to_string(ret) + ", when it had its " +
+           std::to_string(s.reqs[size_t(id)].max_new) + " tokens (max_new_tokens)";
   return r + " is not running";
 }
 
@@ -803,7 +903,10 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
   };
   size_t st = 0;
   while (st < es.size() && st < as.size() && same_step(as[st], es[st])) ++st;
-  const std::string right = st == 0 ? "" : st == 1 ? " Step 0 is as expected." : " Steps 0 .. " + std::to_string(st - 1) + " are as expected.";
+  const std::string right = st == 0 ? ""
+                            : st == 1
+                                ? " Step 0 is as expected."
+                                : " Steps 0 .. " + std::to_string(st - 1) + " are as expected.";
   if (st < es.size() && st < as.size()) {
     const json& a = as[st];
     const json& e = es[st];
@@ -811,37 +914,46 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
     std::vector<std::string> rules;
     for (const char* f : {"prefilled", "decoded"}) {
       const json av = a.is_object() ? a.value(f, json()) : json();
-      if (av == e[f]) continue;
-      s_text += std::string(" ") + f + " " + ids(av) + " where " + ids(e[f]) + " is expected;";
+      if (av == e.value(f, json())) continue;
+      s_text += std::string(" ") + f + " " + ids(av) + " where " + ids(e.value(f, json())) +
+                " is expected;";
       const std::optional<std::vector<int>> mine = int_list(av);
-      const std::vector<int> want = ints_of(e[f]);
+      const std::vector<int> want = ints_of(e.value(f, json()));
       if (!replayed || !mine) continue;
       for (int id = 0; id < int(s.reqs.size()); ++id) {
         const bool in_mine = std::find(mine->begin(), mine->end(), id) != mine->end();
         const bool in_want = std::find(want.begin(), want.end(), id) != want.end();
         if (in_mine == in_want) continue;
         const bool admit = std::string(f) == "prefilled";
-        rules.push_back((in_mine ? "your loop " + std::string(admit ? "admits" : "decodes") + " request " + std::to_string(id)
-                                 : "it " + std::string(admit ? "admits" : "decodes") + " request " + std::to_string(id) + " where yours does not") +
-                        ": " + (admit ? why_admitted(s, int(st), id, in_want) : why_decoded(s, int(st), id, in_want)));
+        rules.push_back(
+            (in_mine ? "your loop " + std::string(admit ? "admits" : "decodes") + " request " +
+                           std::to_string(id)
+                     : "it " + std::string(admit ? "admits" : "decodes") + " request " +
+                           std::to_string(id) + " where yours does not") +
+            ": " +
+            (admit ? why_admitted(s, int(st), id, in_want) : why_decoded(s, int(st), id, in_want)));
       }
-      if (mine && *mine != want && rules.empty() && std::is_permutation(mine->begin(), mine->end(), want.begin(), want.end()))
+      if (mine && *mine != want && rules.empty() &&
+          std::is_permutation(mine->begin(), mine->end(), want.begin(), want.end()))
         rules.push_back("the same requests in another order: the rows go in id order");
     }
     const json af = a.is_object() ? a.value("free_blocks", json()) : json();
-    if (af != e["free_blocks"]) {
-      s_text += " free_blocks " + short_json(af, 20) + " where " + e["free_blocks"].dump() + " is expected at the end of the step;";
+    if (af != e.value("free_blocks", json())) {
+      s_text += " free_blocks " + short_json(af, 20) + " where " +
+                e.value("free_blocks", json()).dump() + " is expected at the end of the step;";
       if (replayed && rules.empty()) {
         const ScheduleReplay::Step& log = s.steps[st];
         std::string b = "the step starts with " + count_text(log.free_at_start, "free block");
         for (int id : log.prefilled)
-          b += "; request " + std::to_string(id) + "'s prefill takes " + std::to_string(blocks_for(s.reqs[size_t(id)].prompt));
+          b += "; request " + std::to_string(id) + "'s prefill takes " +
+               std::to_string(blocks_for(s.reqs[size_t(id)].prompt));
         for (int id : log.decoded)
           if ((s.reqs[size_t(id)].prompt + (int(st) - s.admitted_at[size_t(id)]) - 1) % kBlock == 0)
             b += "; request " + std::to_string(id) + "'s decode row crosses into a new block";
         for (int id : log.retired)
           b += "; request " + std::to_string(id) + " retires, now that it has its " +
-               count_text(s.reqs[size_t(id)].max_new, "token") + " (max_new_tokens), and gives back its blocks";
+               count_text(s.reqs[size_t(id)].max_new, "token") +
+               " (max_new_tokens), and gives back its blocks";
         rules.push_back(b);
       }
     }
@@ -850,26 +962,29 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
     for (const std::string& r : rules) out.push_back("By the rules of batching.hpp, " + r + ".");
   } else if (as.size() != es.size()) {
     if (as.size() > es.size()) {
-      std::string t = "Your loop runs " + count_text(int64_t(as.size()), "step") + " where " + std::to_string(es.size()) +
-                      " are expected." + right;
+      std::string t = "Your loop runs " + count_text(int64_t(as.size()), "step") + " where " +
+                      std::to_string(es.size()) + " are expected." + right;
       if (replayed && !s.steps.empty()) {
-        t += " Every request has retired by the end of step " + std::to_string(es.size() - 1) + " (";
+        t +=
+            " Every request has retired by the end of step " + std::to_string(es.size() - 1) + " (";
         for (size_t id = 0; id < s.reqs.size(); ++id)
-          t += (id ? ", " : "") + std::string("request ") + std::to_string(id) + " at step " + std::to_string(s.retired_at[id]);
-        t += "), and the loop ends after the step at which the last request retires; your step " + std::to_string(es.size()) +
-             " has " + short_json(as[es.size()], 80);
+          t += (id ? ", " : "") + std::string("request ") + std::to_string(id) + " at step " +
+               std::to_string(s.retired_at[id]);
+        t += "), and the loop ends after the step at which the last request retires; your step " +
+             std::to_string(es.size()) + " has " + short_json(as[es.size()], 80);
       }
       out.push_back(t + ".");
     } else {
-      out.push_back("Your loop stops after " + count_text(int64_t(as.size()), "step") + " where " + std::to_string(es.size()) +
-                    " are expected." + right);
+      out.push_back("Your loop stops after " + count_text(int64_t(as.size()), "step") + " where " +
+                    std::to_string(es.size()) + " are expected." + right);
     }
   }
   // What each request got: the first with a wrong count of tokens or wrong logits.
   const json& er = fx.expected.value("requests", json::array());
   const json ar = actual.value("requests", json());
   if (!ar.is_array() || ar.size() != er.size()) {
-    out.push_back("requests: " + std::to_string(er.size()) + " expected, got " + short_json(ar, 40) + ".");
+    out.push_back("requests: " + std::to_string(er.size()) + " expected, got " +
+                  short_json(ar, 40) + ".");
     return out;
   }
   for (size_t id = 0; id < er.size(); ++id) {
@@ -877,7 +992,8 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
     const json at_json = ar[id].is_object() ? ar[id].value("tokens", json()) : json();
     const std::optional<std::vector<int>> at = int_list(at_json);
     if (!at || at->size() != et.size()) {
-      out.push_back("Request " + std::to_string(id) + " got " + (at ? count_text(int64_t(at->size()), "token") : short_json(at_json, 30)) +
+      out.push_back("Request " + std::to_string(id) + " got " +
+                    (at ? count_text(int64_t(at->size()), "token") : short_json(at_json, 30)) +
                     " where max_new_tokens is " + std::to_string(et.size()) + ".");
       return out;
     }
@@ -890,41 +1006,50 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
   std::vector<std::vector<Row>> by_step(es.size());
   if (replayed)
     for (size_t id = 0; id < er.size(); ++id)
-      for (int t = 0; t < s.reqs[id].max_new; ++t) by_step[size_t(s.admitted_at[id] + t)].push_back({id, t});
+      for (int t = 0; t < s.reqs[id].max_new; ++t)
+        by_step[size_t(s.admitted_at[id] + t)].push_back({id, t});
   std::vector<std::vector<bool>> ok(er.size());
   for (size_t id = 0; id < er.size(); ++id) {
     std::optional<Digest> el = digest_at(er[id], "logits");
     std::optional<Tensor> al = tensor_at(ar[id], "logits");
     if (!el) continue;
     if (!al || al->shape != el->shape) {
-      out.push_back("Request " + std::to_string(id) + "'s logits are " + (al ? shape_text(al->shape) : std::string("missing")) +
-                    ", expected " + shape_text(el->shape) + ".");
+      out.push_back("Request " + std::to_string(id) + "'s logits are " +
+                    (al ? shape_text(al->shape) : std::string("missing")) + ", expected " +
+                    shape_text(el->shape) + ".");
       return out;
     }
     ok[id] = rows_matching(*el, *al);
   }
   for (size_t step = 0; replayed && step < by_step.size(); ++step)
     for (const Row& row : by_step[step]) {
-      if (ok[row.id].empty() || ok[row.id][size_t(row.token)]) continue;
+      if (size_t(row.token) >= ok[row.id].size() || ok[row.id][size_t(row.token)]) continue;
       const ScheduleReplay::Step& log = s.steps[step];
-      std::string t = "The first wrong logits in the order the steps compute them: request " + std::to_string(row.id) + "'s token " +
-                      std::to_string(row.token) + ", at step " + std::to_string(step) + ", ";
+      std::string t = "The first wrong logits in the order the steps compute them: request " +
+                      std::to_string(row.id) + "'s token " + std::to_string(row.token) +
+                      ", at step " + std::to_string(step) + ", ";
       if (row.token == 0) {
-        t += "from its prefill (paged_prefill of its " + std::to_string(s.reqs[row.id].prompt) + "-token prompt, alone).";
+        t += "from its prefill (paged_prefill of its " + std::to_string(s.reqs[row.id].prompt) +
+             "-token prompt, alone).";
       } else {
         const auto it = std::find(log.decoded.begin(), log.decoded.end(), int(row.id));
         const size_t r = size_t(it - log.decoded.begin());
-        t += "row " + std::to_string(r) + " of the batch " + list_text(log.decoded) + " (position " +
-             std::to_string(s.reqs[row.id].prompt + row.token - 1) + " of its sequence)";
+        t += "row " + std::to_string(r) + " of the batch " + list_text(log.decoded) +
+             " (position " + std::to_string(s.reqs[row.id].prompt + row.token - 1) +
+             " of its sequence)";
         std::vector<int> right_rows, wrong_rows;
         for (size_t k = 0; k < log.decoded.size(); ++k) {
           const int other = log.decoded[k];
           const int tok = int(step) - s.admitted_at[size_t(other)];
-          if (k == r || ok[size_t(other)].empty()) continue;
+          if (k == r || tok < 0 || size_t(tok) >= ok[size_t(other)].size()) continue;
           (ok[size_t(other)][size_t(tok)] ? right_rows : wrong_rows).push_back(int(k));
         }
-        if (!right_rows.empty()) t += "; the batch's row" + std::string(right_rows.size() == 1 ? " " : "s ") + index_list(right_rows) + (right_rows.size() == 1 ? " is" : " are") + " right";
-        if (!wrong_rows.empty()) t += "; row" + std::string(wrong_rows.size() == 1 ? " " : "s ") + index_list(wrong_rows) + " differ" + (wrong_rows.size() == 1 ? "s" : "") + " too";
+        if (!right_rows.empty())
+          t += "; the batch's row" + std::string(right_rows.size() == 1 ? " " : "s ") +
+               index_list(right_rows) + (right_rows.size() == 1 ? " is" : " are") + " right";
+        if (!wrong_rows.empty())
+          t += "; row" + std::string(wrong_rows.size() == 1 ? " " : "s ") + index_list(wrong_rows) +
+               " differ" + (wrong_rows.size() == 1 ? "s" : "") + " too";
         t += ".";
       }
       out.push_back(t + " Each row must equal that request's paged_decode_step alone.");
