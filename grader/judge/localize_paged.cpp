@@ -600,16 +600,10 @@ std::string key_story(const std::string& key, const json& prompts) {
 
 }  // namespace
 
-Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
-  Lines out;
-  if (!actual.is_object()) return {"The output is not an object."};
-  const json& prompts = fx.input.value("prompts", json::array());
-  const json& e_req = fx.expected.value("requests", json::array());
-  const json a_req = actual.value("requests", json());
-  if (!a_req.is_array() || a_req.size() != e_req.size())
-    return {"requests: " + std::to_string(e_req.size()) + " expected, got " +
-            short_json(a_req, 60) + ". Nothing more is read from them."};
-  // Requests run one after another: the first whose served tokens or logits differ.
+namespace {
+
+// Requests run one after another: the first whose served tokens or logits differ.
+void request_findings(const json& prompts, const json& e_req, const json& a_req, Lines& out) {
   for (size_t i = 0; i < e_req.size() && i < prompts.size(); ++i) {
     const int n = int(ints_of(prompts[i]).size());
     const json& ec = e_req[i].value("cached_tokens", json());
@@ -644,9 +638,10 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
       break;
     }
   }
-  // The evictions, in order.
-  const json& ee = fx.expected.value("evicted", json::array());
-  const json ae = actual.value("evicted", json());
+}
+
+// The evictions, in order: the first that differs.
+void eviction_findings(const json& prompts, const json& ee, const json& ae, Lines& out) {
   if (ae.is_array() && ae != ee) {
     size_t k = 0;
     while (k < ee.size() && k < ae.size() && ae[k] == ee[k]) ++k;
@@ -669,9 +664,11 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
            key_story(ae[k].is_string() ? ae[k].get<std::string>() : "", prompts) + ")";
     out.push_back(s + ".");
   }
-  // The entries at the end, by block.
-  const json& en = fx.expected.value("entries", json::array());
-  const json an = actual.value("entries", json());
+}
+
+// The entries at the end, by key: the first expected one that differs or is missing, and
+// the first one the reference's cache does not hold.
+void entry_findings(const json& prompts, const json& en, const json& an, Lines& out) {
   if (an.is_array() && an != en) {
     std::map<std::string, json> mine;
     for (const json& x : an)
@@ -715,6 +712,24 @@ Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
       }
     }
   }
+}
+
+}  // namespace
+
+Lines localize_prefix_trace(const Fixture& fx, const json& actual) {
+  Lines out;
+  if (!actual.is_object()) return {"The output is not an object."};
+  const json& prompts = fx.input.value("prompts", json::array());
+  const json& e_req = fx.expected.value("requests", json::array());
+  const json a_req = actual.value("requests", json());
+  if (!a_req.is_array() || a_req.size() != e_req.size())
+    return {"requests: " + std::to_string(e_req.size()) + " expected, got " +
+            short_json(a_req, 60) + ". Nothing more is read from them."};
+  request_findings(prompts, e_req, a_req, out);
+  eviction_findings(prompts, fx.expected.value("evicted", json::array()),
+                    actual.value("evicted", json()), out);
+  entry_findings(prompts, fx.expected.value("entries", json::array()),
+                 actual.value("entries", json()), out);
   if (actual.value("ref_counts", json()) != fx.expected.value("ref_counts", json()))
     out.push_back("The pool's reference counts at the end are " +
                   short_json(actual.value("ref_counts", json()), 80) + ", expected " +
@@ -879,22 +894,12 @@ std::string ids(const json& j) { return j.is_array() ? short_json(j, 60) : short
 
 }  // namespace
 
-Lines localize_serve(const Fixture& fx, const json& actual) {
-  Lines out;
-  if (!actual.is_object()) return {"The output is not an object."};
-  const ScheduleReplay s = replay_schedule(fx.input);
-  const json& es = fx.expected.value("steps", json::array());
-  const json as = actual.value("steps", json());
-  // The replay must give the fixture's schedule; otherwise no rule is said.
-  bool replayed = s.steps.size() == es.size();
-  for (size_t i = 0; replayed && i < es.size(); ++i)
-    replayed = es[i].value("prefilled", json()) == json(s.steps[i].prefilled) &&
-               es[i].value("decoded", json()) == json(s.steps[i].decoded) &&
-               es[i].value("free_blocks", json()) == json(s.steps[i].free_blocks);
-  if (!as.is_array()) {
-    out.push_back("steps: not a list of steps.");
-    return out;
-  }
+namespace {
+
+// The first step whose log differs, with the rule that decides it (when the replay gives the
+// fixture's schedule).
+void schedule_findings(const ScheduleReplay& s, bool replayed, const json& es, const json& as,
+                       Lines& out) {
   auto same_step = [](const json& a, const json& e) {
     if (!a.is_object()) return false;
     for (const char* f : {"prefilled", "decoded", "free_blocks"})
@@ -979,13 +984,15 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
                     std::to_string(es.size()) + " are expected." + right);
     }
   }
-  // What each request got: the first with a wrong count of tokens or wrong logits.
-  const json& er = fx.expected.value("requests", json::array());
-  const json ar = actual.value("requests", json());
+}
+
+// The first request with a count of tokens other than its max_new_tokens. True when every
+// request has its count.
+bool token_counts_right(const json& er, const json& ar, Lines& out) {
   if (!ar.is_array() || ar.size() != er.size()) {
     out.push_back("requests: " + std::to_string(er.size()) + " expected, got " +
                   short_json(ar, 40) + ".");
-    return out;
+    return false;
   }
   for (size_t id = 0; id < er.size(); ++id) {
     const std::vector<int> et = ints_of(er[id].value("tokens", json()));
@@ -995,15 +1002,21 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
       out.push_back("Request " + std::to_string(id) + " got " +
                     (at ? count_text(int64_t(at->size()), "token") : short_json(at_json, 30)) +
                     " where max_new_tokens is " + std::to_string(et.size()) + ".");
-      return out;
+      return false;
     }
   }
+  return true;
+}
+
+// The first wrong logits row in the order the steps compute them, with its batch.
+void logits_findings(const ScheduleReplay& s, bool replayed, const json& er, const json& ar,
+                     size_t n_steps, Lines& out) {
   // The logits, token by token in the order the steps compute them.
   struct Row {
     size_t id;
     int token;
   };
-  std::vector<std::vector<Row>> by_step(es.size());
+  std::vector<std::vector<Row>> by_step(n_steps);
   if (replayed)
     for (size_t id = 0; id < er.size(); ++id)
       for (int t = 0; t < s.reqs[id].max_new; ++t)
@@ -1017,7 +1030,7 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
       out.push_back("Request " + std::to_string(id) + "'s logits are " +
                     (al ? shape_text(al->shape) : std::string("missing")) + ", expected " +
                     shape_text(el->shape) + ".");
-      return out;
+      return;
     }
     ok[id] = rows_matching(*el, *al);
   }
@@ -1053,8 +1066,32 @@ Lines localize_serve(const Fixture& fx, const json& actual) {
         t += ".";
       }
       out.push_back(t + " Each row must equal that request's paged_decode_step alone.");
-      return out;
+      return;
     }
+}
+
+}  // namespace
+
+Lines localize_serve(const Fixture& fx, const json& actual) {
+  Lines out;
+  if (!actual.is_object()) return {"The output is not an object."};
+  const ScheduleReplay s = replay_schedule(fx.input);
+  const json& es = fx.expected.value("steps", json::array());
+  const json as = actual.value("steps", json());
+  // The replay must give the fixture's schedule; otherwise no rule is said.
+  bool replayed = s.steps.size() == es.size();
+  for (size_t i = 0; replayed && i < es.size(); ++i)
+    replayed = es[i].value("prefilled", json()) == json(s.steps[i].prefilled) &&
+               es[i].value("decoded", json()) == json(s.steps[i].decoded) &&
+               es[i].value("free_blocks", json()) == json(s.steps[i].free_blocks);
+  if (!as.is_array()) {
+    out.push_back("steps: not a list of steps.");
+    return out;
+  }
+  schedule_findings(s, replayed, es, as, out);
+  const json& er = fx.expected.value("requests", json::array());
+  const json ar = actual.value("requests", json());
+  if (token_counts_right(er, ar, out)) logits_findings(s, replayed, er, ar, es.size(), out);
   return out;
 }
 

@@ -396,3 +396,13 @@ TEST(localize, the_saved_prefix_is_described_by_what_it_must_hold_not_by_what_it
       << text;
   EXPECT_FALSE(has(text, "it held")) << text;
 }
+
+// Fewer rows than the learner's cache holds: positions that never went through the model,
+// counted against the learner's own length.
+TEST(work, fewer_rows_than_the_learners_cache_holds_are_counted_against_it) {
+  FakeRun right(3);
+  std::string text = joined(course::localize(right.fixture(), right.output(std::vector<int64_t>(12, 2))));
+  EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 2 rows in every layer, 1 fewer than the positions your cache "
+                        "holds (3): 1 position was never put through the model in this call."))
+      << text;
+}
