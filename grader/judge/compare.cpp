@@ -42,6 +42,17 @@ bool is_shape_rows(const json& j) {
 // "[12, 3, 64]": a list of plain values on one line, cut after a few entries.
 std::string row_text(const json& row) { return row.is_array() ? json_excerpt(row, 60) : short_json(row, 60); }
 
+// What a difference explains, most first: a count, a length, a table or a list's size
+// (0), a tensor of the wrong shape (1), a tensor's values (2), anything else, such as a hex
+// key or a float (3). The report lists differences in this order, so the lines that say
+// the most come before raw values.
+int explanation_rank(const json& expected) {
+  if (is_digest(expected) || is_tensor(expected)) return 2;
+  if (expected.is_number_integer() || expected.is_boolean() || is_shape_rows(expected)) return 0;
+  if (expected.is_array()) return 0;  // a list of ids, or a list whose size differs
+  return 3;
+}
+
 void compare_into(const std::string& path, const json& expected, const json& actual, int depth,
                   std::vector<Mismatch>& out) {
   auto add = [&](std::string summary) {
@@ -49,6 +60,7 @@ void compare_into(const std::string& path, const json& expected, const json& act
     m.path = path;
     m.summary = std::move(summary);
     m.data = {{"path", path}, {"summary", m.summary}};
+    m.rank = expected.is_object() && !is_tensor(expected) && !is_digest(expected) ? 0 : explanation_rank(expected);
     out.push_back(std::move(m));
   };
   // Both documents come through parse_json_bounded; this guard keeps the recursion
@@ -89,6 +101,7 @@ void compare_into(const std::string& path, const json& expected, const json& act
       if (!actual.contains(it.key())) {
         Mismatch m;
         m.path = child;
+        m.rank = 0;
         m.summary = "missing from the output";
         m.data = {{"path", child}, {"summary", m.summary}};
         out.push_back(std::move(m));
@@ -189,7 +202,20 @@ Mismatch shape_mismatch(const std::string& path, const std::vector<int64_t>& exp
                         const std::vector<int64_t>& actual) {
   Mismatch m;
   m.path = path;
+  m.rank = 1;
   m.summary = "shape " + shape_text(actual) + ", expected " + shape_text(expected);
+  // Rows of the expected length, counted: the same words whatever shape the rows came in
+  // ([251285] and [1, 251285] are both 5 rows of 50257).
+  int64_t n_actual = 1, n_expected = 1;
+  for (int64_t d : actual) n_actual *= d;
+  for (int64_t d : expected) n_expected *= d;
+  const int64_t row = expected.empty() ? 0 : expected.back();
+  if (row > 1 && !actual.empty() && actual.back() != row && n_actual > 0 && n_actual % row == 0) {
+    const int64_t rows = n_actual / row, want = n_expected / row;
+    m.summary += ": " + std::to_string(n_actual) + " = " + std::to_string(rows) + " x " + std::to_string(row) +
+                 " values, " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " of " + std::to_string(row) +
+                 " where " + std::to_string(want) + (want == 1 ? " is" : " are") + " expected";
+  }
   m.data = {{"path", path}, {"summary", m.summary}, {"expected_shape", expected}, {"actual_shape", actual}};
   return m;
 }
@@ -257,6 +283,7 @@ std::vector<Mismatch> compare_tensors(const std::string& path, const Tensor& e, 
 std::vector<Mismatch> compare_shape_rows(const std::string& path, const json& expected, const json& actual) {
   Mismatch m;
   m.path = path;
+  m.rank = 0;
   bool rows_ok = actual.is_array();
   if (rows_ok && actual == expected) return {};
   const size_t n_actual = rows_ok ? actual.size() : 0;
@@ -429,6 +456,7 @@ std::vector<Mismatch> compare_digest(const std::string& path, const Digest& e, c
 std::vector<Mismatch> compare_outputs(const json& expected, const json& actual) {
   std::vector<Mismatch> out;
   compare_into("", expected, actual, 0, out);
+  std::stable_sort(out.begin(), out.end(), [](const Mismatch& a, const Mismatch& b) { return a.rank < b.rank; });
   return out;
 }
 

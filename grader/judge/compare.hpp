@@ -15,11 +15,15 @@ struct Mismatch {
   std::string summary;  // one line
   std::string detail;   // further lines (already indented by the report)
   json data;            // the same, structured, for --format json
+  int rank = 2;         // what it explains, most first (compare_outputs sorts by it): 0 a count,
+                        // length, table or list size; 1 a tensor's shape; 2 a tensor's values;
+                        // 3 anything else (a hex key, a float)
 };
 
 // Everything in `expected` must be in `actual` and equal; keys only in `actual` are
 // ignored. Returns one Mismatch per differing leaf (a tensor, a list of shape rows, a
-// number, ...), in document order.
+// number, ...): those that explain most first (counts, lengths, tables and list sizes,
+// then tensor shapes, tensor values, the rest), in document order within each rank.
 std::vector<Mismatch> compare_outputs(const json& expected, const json& actual);
 
 // The parts, for unit tests and for stage-specific checks.

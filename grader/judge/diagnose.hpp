@@ -11,8 +11,10 @@
 //  * Localization (localize*.cpp). Where the learner's numbers first depart from the
 //    reference, in the order they are computed, said as what is observed: what is right
 //    just before it, what lies between the last right and the first wrong number, and for
-//    stages 1-2 what the self-describing values say was returned instead. It names no
-//    mistake.
+//    stages 1-2 what the self-describing values say was returned instead; for the plans
+//    and servers of stages 6-9, the judge replays the input by the stage's rules and names
+//    the earliest step whose result the learner's final state does not show. Every figure
+//    it states of the learner is read from the learner's output. It names no mistake.
 #pragma once
 
 #include <string>

@@ -17,7 +17,14 @@ std::vector<std::string> localize(const Fixture& fx, const json& actual) {
     lines = localize_gpt2_run(fx, actual);
     for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
   }
-  if (a == "run_prefix_trace") lines = work_findings(fx, actual);  // stage prefix-cache: what was recomputed
+  if (a == "run_speculative") lines = localize_speculative(fx, actual);
+  if (a == "run_paged_plan") lines = localize_paged_plan(fx, actual);
+  if (a == "run_paged_fork") lines = localize_paged_fork(fx, actual);
+  if (a == "run_serve") lines = localize_serve(fx, actual);
+  if (a == "run_prefix_trace") {
+    lines = localize_prefix_trace(fx, actual);
+    for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
+  }
   if (a == "run_generate" || a == "run_generate_from") {
     lines = localize_generation(fx, actual);
     for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));

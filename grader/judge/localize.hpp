@@ -40,6 +40,34 @@ std::string count_text(int64_t n, const std::string& noun);
 // How far apart two floats are in units in the last place (both finite); -1 otherwise.
 int64_t ulp_distance(float a, float b);
 
+// What a GPT-2 run computes together (localize_decode.cpp): positions [from, to) through
+// every layer, then (when logits_row >= 0) the logits of the chunk's last position.
+struct Chunk {
+  int from = 0, to = 0;
+  int logits_row = -1;
+  std::string logits_name;  // "step 3", "chunk 1"
+  std::string attention;    // when not the plan's: "attend_causal" for a prefill among decode steps
+  std::string what;         // what its positions are, said after a wrong row there ("round 1's next token")
+  Chunk(int from_, int to_, int logits_row_ = -1, std::string logits_name_ = "", std::string attention_ = "",
+        std::string what_ = "")
+      : from(from_), to(to_), logits_row(logits_row_), logits_name(std::move(logits_name_)),
+        attention(std::move(attention_)), what(std::move(what_)) {}
+};
+
+struct RunPlan {
+  std::vector<Chunk> chunks;
+  std::string attention;  // "attend_one", "attend_causal"
+};
+
+// One run's output ({"cache_shapes", "keys", "values"} and the logits at `logits_key` of
+// `e`/`a`, if any) against the expected one, in `plan`'s order: adds what it finds to
+// `out` and returns true when all is right.
+bool localize_run(const json& e, const json& a, const char* logits_key, const RunPlan& plan, const std::string& who,
+                  Lines& out);
+
+// "[12, 5, 64]".
+std::string shape_text(const std::vector<int64_t>& shape);
+
 // Per stage group (localize_cache.cpp, localize_decode.cpp, work.cpp).
 Lines localize_cache_plan(const Fixture& fx, const json& actual);
 Lines localize_read_kvcache(const Fixture& fx, const json& actual);
@@ -48,5 +76,10 @@ Lines localize_probe(const Fixture& fx, const json& actual);
 Lines localize_gpt2_run(const Fixture& fx, const json& actual);
 Lines localize_generation(const Fixture& fx, const json& actual);
 Lines work_findings(const Fixture& fx, const json& actual);
+Lines localize_speculative(const Fixture& fx, const json& actual);   // localize_paged.cpp
+Lines localize_paged_plan(const Fixture& fx, const json& actual);
+Lines localize_paged_fork(const Fixture& fx, const json& actual);
+Lines localize_prefix_trace(const Fixture& fx, const json& actual);
+Lines localize_serve(const Fixture& fx, const json& actual);
 
 }  // namespace course

@@ -5,6 +5,7 @@
 // float can be read back as "append #2's key, head 1, dim 0", and a wrong 64-float band as
 // "head 1's band where head 0's belongs", "append #2's row", "the value, not the key".
 #include <cmath>
+#include <map>
 
 #include "judge/localize.hpp"
 #include "wire/shape.hpp"
@@ -47,6 +48,11 @@ struct PlanHistory {
   std::vector<std::vector<int>> holds;
   std::vector<std::string> story;  // per cache: how it came about
   std::vector<int> append_cache;
+  // Per cache, the appends a crop removed from it: append id -> {position, step}.
+  std::vector<std::map<int, std::pair<int, int>>> cropped;
+  // Whether the snapshot was read through the learner's adapter (a plan) or by the grader
+  // itself through key() and value() (read_kvcache).
+  bool by_adapter = true;
 };
 
 PlanHistory replay(const json& plan) {
@@ -59,18 +65,21 @@ PlanHistory replay(const json& plan) {
     const bool named = c >= 0 && c < int(h.holds.size());
     if (what == "create") {
       h.holds.emplace_back();
+      h.cropped.emplace_back();
       h.story.push_back("created empty at step " + std::to_string(step));
     } else if (what == "append" && named) {
       h.holds[size_t(c)].push_back(int(h.append_cache.size()));
       h.append_cache.push_back(c);
     } else if (what == "clone" && named) {
       h.holds.push_back(h.holds[size_t(c)]);
+      h.cropped.emplace_back();
       h.story.push_back("cloned from cache " + std::to_string(c) + " at step " + std::to_string(step) +
                         ", when it held " + count_text(int64_t(h.holds.back().size()), "position"));
     } else if (what == "crop" && named) {  // stage rollback: keeps the first n positions
       const int n = op.value("n", -1);
       std::vector<int>& held = h.holds[size_t(c)];
       if (n >= 0 && size_t(n) <= held.size()) {
+        for (size_t p = size_t(n); p < held.size(); ++p) h.cropped[size_t(c)][held[p]] = {int(p), int(step)};
         held.resize(size_t(n));
         h.story[size_t(c)] += ", cropped to " + count_text(n, "position") + " at step " + std::to_string(step);
       }
@@ -126,9 +135,19 @@ std::string row_story(const float* row, const Origin& want, int n_appends, const
     int at = -1;
     for (size_t p = 0; p < mine.size(); ++p)
       if (mine[p] == first.append) at = int(p);
-    s += at >= 0 ? " (append #" + std::to_string(first.append) + " is this cache's position " + std::to_string(at) + ")"
-                 : " (append #" + std::to_string(first.append) + " went to cache " + std::to_string(went) +
-                       ", and this cache never held it)";
+    const auto& gone = h.cropped[size_t(cache)];
+    const auto dropped = gone.find(first.append);
+    if (at >= 0)
+      s += " (append #" + std::to_string(first.append) + " is this cache's position " + std::to_string(at) + ")";
+    else if (dropped != gone.end())
+      s += " (append #" + std::to_string(first.append) + " was this cache's position " +
+           std::to_string(dropped->second.first) + "; the crop at step " + std::to_string(dropped->second.second) +
+           " should have removed it)";
+    else if (went == cache)
+      s += " (append #" + std::to_string(first.append) + " went to this cache, and is not among the positions it keeps)";
+    else
+      s += " (append #" + std::to_string(first.append) + " went to cache " + std::to_string(went) +
+           ", and this cache never held it)";
   }
   return s;
 }
@@ -166,8 +185,13 @@ void tensor_story(const json& e, const json& a, const char* name, bool key, cons
   Origin want{true, key, first_p < int(mine.size()) ? mine[size_t(first_p)] : 0, first_h, 0};
   const size_t at0 = (size_t(first_h) * size_t(seq) + size_t(first_p)) * kDim;
   const int right_before = first_h * seq + first_p;
-  out.push_back(who + std::string(key ? "key" : "value") + "(" + std::to_string(first_h) + ", " +
-                std::to_string(first_p) + ") " + row_story(at->data.data() + at0, want, int(h.append_cache.size()), h, cache) +
+  // A plan's snapshot is what the learner's adapter returned; read_kvcache's is what
+  // key() and value() returned to the grader.
+  const std::string place = h.by_adapter ? "your snapshot's " + std::string(key ? "keys" : "values") + "[head " +
+                                               std::to_string(first_h) + ", pos " + std::to_string(first_p) + "]"
+                                         : std::string(key ? "key" : "value") + "(" + std::to_string(first_h) + ", " +
+                                               std::to_string(first_p) + ")";
+  out.push_back(who + place + " " + row_story(at->data.data() + at0, want, int(h.append_cache.size()), h, cache) +
                 ". " + (right_before ? "The " + count_text(right_before, "row") + " before it in [head, pos] order " +
                                            (right_before == 1 ? "is" : "are") + " right; "
                                      : "") +
@@ -233,6 +257,8 @@ Lines localize_read_kvcache(const Fixture& fx, const json& actual) {
     h.append_cache.push_back(0);
   }
   h.story.push_back("made by the grader");
+  h.cropped.emplace_back();
+  h.by_adapter = false;
   out.push_back("The grader appended " + std::to_string(n) +
                 " positions to one KVCache and read it through length(), key(h, p) and value(h, p), without your adapter.");
   snapshot_story(fx.expected, actual, h, 0, "", out);

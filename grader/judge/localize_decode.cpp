@@ -20,11 +20,15 @@ namespace {
 
 constexpr int kLayers = shape::kLayers, kHeads = shape::kHeads, kDim = shape::kHeadDim;
 
+}  // namespace
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+namespace {
 
 // ---- attention probes ------------------------------------------------------------------
 
@@ -109,19 +113,6 @@ Lines localize_probe(const Fixture& fx, const json& actual) {
 
 namespace {
 
-// What is computed together: positions [from, to) through every layer, then (when
-// logits_row >= 0) the logits of the chunk's last position.
-struct Chunk {
-  int from = 0, to = 0;
-  int logits_row = -1;
-  std::string logits_name;  // "step 3", "chunk 1"
-};
-
-struct RunPlan {
-  std::vector<Chunk> chunks;
-  std::string attention;  // "attend_one", "attend_causal"
-};
-
 struct KvRows {
   int seq = 0;
   std::vector<bool> keys_ok, values_ok;  // [layer][head][pos]
@@ -169,6 +160,8 @@ std::string right_before(const RunPlan& plan, size_t c, int l, int p) {
 }
 
 std::string kv_story(const KvRows& kv, const RunPlan& plan, size_t c, int l, int p, const std::string& who) {
+  const Chunk& ch = plan.chunks[c];
+  const std::string& attention = ch.attention.empty() ? plan.attention : ch.attention;
   std::vector<int> kh = kv.bad_heads(l, p, true), vh = kv.bad_heads(l, p, false);
   std::string what = "layer " + std::to_string(l) + "'s ";
   if (!kh.empty() && !vh.empty())
@@ -184,9 +177,10 @@ std::string kv_story(const KvRows& kv, const RunPlan& plan, size_t c, int l, int
   if (l == 0)
     s += "model.embed of the token at position " + std::to_string(p) + " (layer 0's keys and values depend on nothing but that token and its position), ";
   else
-    s += "layer " + std::to_string(l - 1) + "'s attention at position " + std::to_string(p) + " (" + plan.attention +
+    s += "layer " + std::to_string(l - 1) + "'s attention at position " + std::to_string(p) + " (" + attention +
          ") and its finish_block, ";
-  return s + "layer " + std::to_string(l) + "'s model.qkv, the append, and the read back through key() and value().";
+  return s + "layer " + std::to_string(l) + "'s model.qkv, the append, and the read back through key() and value()." +
+         (ch.what.empty() ? "" : " Position " + std::to_string(p) + " is " + ch.what + ".");
 }
 
 std::string extent(const KvRows& kv) {
@@ -199,6 +193,39 @@ std::string extent(const KvRows& kv) {
 
 // One run's output ({"cache_shapes", "keys", "values"} and the logits at `logits_key` of
 // `e`/`a`, if any) against the expected one, in `plan`'s order. True when all is right.
+// When the learner's first wrong key (or value) row at (l, p) is, bit for bit, an
+// expected row elsewhere: a sentence saying which; "" otherwise. Its own layer and head
+// are searched first, then every row of keys and values.
+std::string same_row_elsewhere(const KvRows& kv, const Digest& ek, const Digest& ev, int l, int p) {
+  std::vector<int> kh = kv.bad_heads(l, p, true);
+  const bool key = !kh.empty();
+  const int h = key ? kh.front() : kv.bad_heads(l, p, false).front();
+  const Tensor& t = key ? kv.keys : kv.values;
+  const std::string mine = row_digest(t.data.data() + kv.row(l, h, p) * kDim, kDim);
+  const std::string what = "layer " + std::to_string(l) + "'s " + (key ? "key" : "value") + " at position " +
+                           std::to_string(p) + ", head " + std::to_string(h);
+  for (int q = 0; q < kv.seq; ++q)
+    for (int pass = 0; pass < 2; ++pass) {
+      const Digest& d = (pass == 0) == key ? ek : ev;
+      if (q != p && d.rows[kv.row(l, h, q)] == mine)
+        return what + " equals, bit for bit, the expected " + ((pass == 0) == key ? (key ? "key" : "value") : (key ? "value" : "key")) +
+               " at position " + std::to_string(q) + " (same layer and head).";
+    }
+  for (int pass = 0; pass < 2; ++pass) {
+    const Digest& d = pass == 0 ? ek : ev;
+    for (size_t k = 0; k < d.rows.size(); ++k) {
+      if ((pass == 0) == key && k == kv.row(l, h, p)) continue;
+      if (d.rows[k] != mine) continue;
+      const int q = int(k % size_t(kv.seq)), hh = int(k / size_t(kv.seq) % kHeads), ll = int(k / size_t(kv.seq) / kHeads);
+      return what + " equals, bit for bit, the expected " + (pass == 0 ? "key" : "value") + " of layer " + std::to_string(ll) +
+             ", head " + std::to_string(hh) + ", position " + std::to_string(q) + ".";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 bool localize_run(const json& e, const json& a, const char* logits_key, const RunPlan& plan, const std::string& who,
                   Lines& out) {
   if (!a.is_object()) {
@@ -236,6 +263,8 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
       for (int p = ch.from; p < ch.to && p < kv.seq; ++p) {
         if (kv.bad_heads(l, p, true).empty() && kv.bad_heads(l, p, false).empty()) continue;
         out.push_back(kv_story(kv, plan, c, l, p, who));
+        const std::string same = same_row_elsewhere(kv, *ek, *ev, l, p);
+        if (!same.empty()) out.push_back(who + same);
         out.push_back("In all, " + extent(kv) + ".");
         return false;
       }
@@ -243,14 +272,28 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
       const int64_t argmax = el->argmax.empty() ? -1 : el->argmax[size_t(ch.logits_row)];
       out.push_back(who + "every cached key and value is right; the first wrong number is in the logits of " + ch.logits_name +
                     " (position " + std::to_string(ch.to - 1) + "). " + right_before(plan, c, -1, ch.to) +
-                    " Between them: layer 11's attention at position " + std::to_string(ch.to - 1) + " (" + plan.attention +
+                    " Between them: layer 11's attention at position " + std::to_string(ch.to - 1) + " (" +
+                    (ch.attention.empty() ? plan.attention : ch.attention) +
                     ") and its finish_block, and model.logits of that row" +
                     (argmax >= 0 ? " (the largest logit should be at index " + std::to_string(argmax) + ")" : "") + ".");
+      // A wrong row that is, bit for bit, another expected row.
+      const size_t r = size_t(ch.logits_row), n = size_t(el->row_size);
+      const std::string mine = row_digest(al->data.data() + r * n, n);
+      for (size_t k = 0; k < el->rows.size(); ++k) {
+        if (k == r || el->rows[k] != mine) continue;
+        std::string other = "row " + std::to_string(k);
+        for (const Chunk& x : plan.chunks)
+          if (x.logits_row == int(k)) other = x.logits_name;
+        out.push_back(who + "the logits of " + ch.logits_name + " equal, bit for bit, the expected logits of " + other + ".");
+        break;
+      }
       return false;
     }
   }
   return !el || logits_ok.empty() || std::all_of(logits_ok.begin(), logits_ok.end(), [](bool b) { return b; });
 }
+
+namespace {
 
 std::vector<int> ints_of(const json& j) {
   std::vector<int> v;
@@ -307,8 +350,9 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   // caches when the call returns.
   for (size_t i = 0; i < e_cont.size(); ++i) {
     if (i < e_rows.size() && !rows_as_expected(e_rows[i], a_rows.is_array() && i < a_rows.size() ? a_rows[i] : json(),
-                                               "Right after continuation " + std::to_string(i) + ", the saved cache's rows (it held " +
-                                                   std::to_string(n_prefix) + " positions and must not change)",
+                                               "Right after continuation " + std::to_string(i) + ", the saved cache's rows (save_prefix of the " +
+                                                   std::to_string(n_prefix) + "-token prefix must leave " +
+                                                   count_text(n_prefix, "position") + ", and no continuation may change them)",
                                                out))
       return out;
   }
@@ -317,7 +361,15 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
     plan.chunks = {{0, n_prefix, -1, ""}, {n_prefix, n_prefix + n, 0, "the continuation"}};
     const std::string who = "Continuation " + std::to_string(i) + " (" + std::to_string(n_prefix) + " prefix + " +
                             std::to_string(n) + " suffix positions, read when the call returned): ";
-    if (!localize_run(e_cont[i], a_cont[i], "logits", plan, who, out)) return out;
+    if (!localize_run(e_cont[i], a_cont[i], "logits", plan, who, out)) {
+      // Continued logits that are, bit for bit, the saved prefix's.
+      std::optional<Digest> saved = digest_at(fx.expected, "prefix_logits");
+      std::optional<Tensor> mine = tensor_at(a_cont[i], "logits");
+      if (saved && mine && !saved->rows.empty() && int64_t(mine->data.size()) == saved->row_size &&
+          row_digest(mine->data.data(), mine->data.size()) == saved->rows.front())
+        out.push_back(who + "its logits equal, bit for bit, the saved prefix's (the logits of the prefix's last position).");
+      return out;
+    }
   }
   plan.chunks = {{0, n_prefix, -1, ""}};
   if (!localize_run(fx.expected.value("saved", json()), actual.value("saved", json()), nullptr, plan,
@@ -403,7 +455,9 @@ Lines localize_generation(const Fixture& fx, const json& actual) {
   saved.attention = "attention";
   saved.chunks = {{0, n_prefix, -1, ""}};
   localize_run(fx.expected.value("saved", json()), actual.value("saved", json()), nullptr, saved,
-               "The saved cache at the end (it held " + std::to_string(n_prefix) + " positions and must not change): ", out);
+               "The saved cache at the end (save_prefix of the " + std::to_string(n_prefix) + "-token prefix must leave " +
+                   count_text(n_prefix, "position") + ", and no continuation may change them): ",
+               out);
   return out;
 }
 

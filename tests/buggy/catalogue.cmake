@@ -24,3 +24,6 @@ endif()
 
 # A runner that crashes, hangs, exits, throws or prints on request (cli_test.cpp).
 add_course_runner(misbehaving ${CMAKE_CURRENT_LIST_DIR}/misbehaving_adapters.cpp LIBS course_reference)
+
+# An adapter whose snapshots read the values through key(), with a right value() (catalogue_test.cpp).
+add_course_runner(snapshot-values-from-keys ${CMAKE_CURRENT_LIST_DIR}/snapshot_values_from_keys.cpp LIBS course_reference)

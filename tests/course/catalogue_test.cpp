@@ -130,6 +130,35 @@ std::set<std::string> identified(const std::string& text) {
   return out;
 }
 
+// Issue 25: in stages rollback .. generate every failing case that returned an output gets
+// a "where:" line: the failing cases' first lines ("  FAIL NAME") that have none.
+std::vector<std::string> failures_without_where(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  std::string head, block;
+  auto close = [&] {
+    bool output = true;  // the case's verdict is about its output, not a throw, a crash or a limit
+    for (const char* other : {"the code under test ", "the runner", "to be thrown", "no answer after", "the answer took",
+                              "not implemented yet"})
+      output = output && block.find(other) == std::string::npos;
+    if (!head.empty() && output && block.find("\n         where: ") == std::string::npos) out.push_back(head);
+    head.clear();
+    block.clear();
+  };
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  FAIL ", 0) == 0 || line.rfind("  PASS ", 0) == 0 || line.rfind("  Identified", 0) == 0) {
+      close();
+      if (line.rfind("  FAIL ", 0) == 0) head = line;
+    }
+    block += "\n" + line;
+  }
+  close();
+  return out;
+}
+
+const std::set<std::string> kLocalizedStages = {"rollback", "paged-cache", "prefix-cache", "continuous-batching",
+                                                "generate"};
+
 class catalogue : public testing::TestWithParam<std::string> {};
 
 TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
@@ -149,6 +178,10 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
     EXPECT_EQ(g.exit_code, 1) << g.text.substr(0, 3000);
     const std::string own = v.id + (v.parameter.empty() ? "" : ": " + v.parameter);
     EXPECT_EQ(identified(g.text), std::set<std::string>{own}) << "diagnoses named for " << v.name;
+    if (kLocalizedStages.count(stage)) {
+      EXPECT_EQ(failures_without_where(g.text), std::vector<std::string>{})
+          << "failing cases of " << v.name << " with an output and no where: line";
+    }
     const fs::path golden = course::golden_dir(source_dir() / "stages", *course::find_stage(stage)) / (v.name + ".txt");
     if (update) {
       testing_support::write_file(golden, g.text);
@@ -194,6 +227,23 @@ TEST(catalogue_files, no_golden_file_is_stale_and_none_is_left_in_tests) {
           << e.path() << ": the catalogue lives in the stages' folders now (stages/<folder>/mistakes, "
           << "stages/<folder>/golden): move it there";
   }
+}
+
+// Issue 25: a right value() and an adapter whose snapshot copies the keys into the values.
+// The plan's sentence names the adapter's snapshot (what the grader saw), never value(),
+// and the case the grader reads itself passes.
+TEST(catalogue_localization, an_adapters_snapshot_is_named_as_the_adapters) {
+  TempDir state;
+  auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " NO_COLOR=1 " + bin("grader") +
+                   " --no-times --timeout 120 --runner " + bin("runner-snapshot-values-from-keys") + " --stage cache-structure",
+               false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("your snapshot's values[head 0, pos 0] holds append #0's key, head 0: this is the key, not the value"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("value(0, 0)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PASS 10-read-by-the-grader"), std::string::npos) << r.output;
+  EXPECT_TRUE(identified(r.output).empty()) << r.output;
 }
 
 }  // namespace

@@ -182,3 +182,37 @@ TEST(compare, an_exceptions_stack_is_a_short_list_of_offsets) {
                 .problem.find("at most"),
             std::string::npos);
 }
+
+// Issue 25: the differences that explain most come first (counts, lengths, tables and list
+// sizes, then tensor shapes, then tensor values, then the rest such as hex keys), whatever
+// the keys' order in the document.
+TEST(compare, counts_and_tables_come_before_tensors_and_hex_keys) {
+  Tensor wrong = cube(1);
+  json e = {{"a_key", "5d87012f52321228"}, {"b_values", as_json(cube())}, {"c_table", {0, 1}}, {"d_length", 17}};
+  json a = {{"a_key", "98350b6fc388762c"}, {"b_values", as_json(wrong)}, {"c_table", {0, 2}}, {"d_length", 18}};
+  auto m = compare_outputs(e, a);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].path, "c_table");
+  EXPECT_EQ(m[1].path, "d_length");
+  EXPECT_EQ(m[2].path, "b_values");
+  EXPECT_EQ(m[3].path, "a_key");
+}
+
+// Issue 22: logits rows are counted in one wording whatever shape they came in.
+TEST(compare, a_flat_tensor_of_whole_rows_is_counted_in_rows) {
+  Tensor expected;
+  expected.shape = {4, 5};
+  expected.data.assign(20, 1.0f);
+  Tensor flat;
+  flat.shape = {25};
+  flat.data.assign(25, 1.0f);
+  Tensor one_row = flat;
+  one_row.shape = {1, 25};
+  auto m = compare_tensors("logits", expected, flat);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].summary, "shape [25], expected [4, 5]: 25 = 5 x 5 values, 5 rows of 5 where 4 are expected");
+  auto n = compare_tensors("logits", expected, one_row);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].summary, "shape [1, 25], expected [4, 5]: 25 = 5 x 5 values, 5 rows of 5 where 4 are expected");
+  EXPECT_EQ(m[0].rank, 1);
+}

@@ -155,14 +155,15 @@ TEST(localize, a_band_from_another_head_is_named_as_such) {
   // key(h, p) holds head h+1's band where h < 11 at pos 2: the heads' bands are crossed.
   json actual = {{"caches", {snapshot([](int h, int p) { return std::pair{p, p == 2 && h == 0 ? 1 : h}; })}}};
   std::string text = joined(course::localize(plan_fixture(), actual));
-  EXPECT_TRUE(has(text, "key(0, 2) holds append #2's key, head 1: head 1's band where head 0's belongs")) << text;
+  EXPECT_TRUE(has(text, "your snapshot's keys[head 0, pos 2] holds append #2's key, head 1: head 1's band where head 0's belongs"))
+      << text;
   EXPECT_TRUE(has(text, "The 2 rows before it in [head, pos] order are right")) << text;
 }
 
 TEST(localize, a_row_from_another_append_names_the_append) {
   json actual = {{"caches", {snapshot([](int h, int p) { return std::pair{2 - p, h}; })}}};
   std::string text = joined(course::localize(plan_fixture(), actual));
-  EXPECT_TRUE(has(text, "key(0, 0) holds append #2's key, head 0 where append #0's key, head 0 belongs "
+  EXPECT_TRUE(has(text, "your snapshot's keys[head 0, pos 0] holds append #2's key, head 0 where append #0's key, head 0 belongs "
                         "(append #2 is this cache's position 2)"))
       << text;
 }
@@ -170,8 +171,62 @@ TEST(localize, a_row_from_another_append_names_the_append) {
 TEST(localize, keys_where_values_belong) {
   json actual = {{"caches", {snapshot([](int h, int p) { return std::pair{p, h}; }, true)}}};
   std::string text = joined(course::localize(plan_fixture(), actual));
-  EXPECT_TRUE(has(text, "key(0, 0) holds append #0's value, head 0: this is the value, not the key")) << text;
-  EXPECT_TRUE(has(text, "value(0, 0) holds append #0's key, head 0: this is the key, not the value")) << text;
+  EXPECT_TRUE(has(text, "your snapshot's keys[head 0, pos 0] holds append #0's value, head 0: this is the value, not the key"))
+      << text;
+  EXPECT_TRUE(has(text, "your snapshot's values[head 0, pos 0] holds append #0's key, head 0: this is the key, not the value"))
+      << text;
+}
+
+// Issue 25: a learner whose value() is right, and whose adapter builds the snapshot's
+// values from key(). The plan's snapshot is the adapter's, so the sentence names the
+// snapshot, never value(); read by the grader itself (read_kvcache) the same cache passes.
+TEST(localize, a_snapshot_whose_values_come_from_keys_names_the_snapshot_not_value) {
+  json snap = snapshot([](int h, int p) { return std::pair{p, h}; });
+  snap["values"] = snap["keys"];  // the adapter's bug: values read through key(h, p)
+  std::string text = joined(course::localize(plan_fixture(), {{"caches", {snap}}}));
+  EXPECT_TRUE(has(text, "Cache 0: keys: all right.")) << text;
+  EXPECT_TRUE(has(text, "your snapshot's values[head 0, pos 0] holds append #0's key, head 0: this is the key, not the value"))
+      << text;
+  EXPECT_FALSE(has(text, "value(0, 0)")) << text;
+  course::Fixture read = plan_fixture();
+  read.adapter = "read_kvcache";
+  read.input = json::object();
+  read.expected = snapshot([](int h, int p) { return std::pair{p, h}; });
+  json values_from_keys = read.expected;
+  values_from_keys["values"] = values_from_keys["keys"];
+  std::string direct = joined(course::localize(read, values_from_keys));
+  EXPECT_TRUE(has(direct, "value(0, 0) holds append #0's key, head 0: this is the key, not the value")) << direct;
+}
+
+// Issue 25: rows a crop removed were held by the cache; the sentence says so, with the crop.
+TEST(localize, a_row_a_crop_removed_is_named_with_the_crop) {
+  course::Fixture f = plan_fixture();
+  f.stage = "rollback";
+  f.input["plan"].push_back({{"op", "crop"}, {"cache", 0}, {"n", 1}});  // step 4: keeps append #0
+  json a3 = append_op(3);
+  f.input["plan"].push_back(a3);  // step 5: append #3 at position 1
+  auto expected_rows = [](int h, int p) { return std::pair{p == 0 ? 0 : 3, h}; };
+  auto fill = [](const std::function<std::pair<int, int>(int, int)>& row) {
+    json t = tensor({12, 2, 64}, [&](size_t i) {
+      const int h = int(i / (2 * 64)), p = int(i / 64 % 2), d = int(i % 64);
+      auto [a, hh] = row(h, p);
+      return key_value(a, hh, d);
+    });
+    json v = tensor({12, 2, 64}, [&](size_t i) {
+      const int h = int(i / (2 * 64)), p = int(i / 64 % 2), d = int(i % 64);
+      auto [a, hh] = row(h, p);
+      return -key_value(a, hh, d);
+    });
+    return json{{"shape", {12, 2, 64}}, {"keys", t}, {"values", v}};
+  };
+  f.expected = {{"caches", {fill(expected_rows)}}};
+  // The crop kept the stale row: position 1 still holds append #1.
+  json actual = {{"caches", {fill([](int h, int p) { return std::pair{p, h}; })}}};
+  std::string text = joined(course::localize(f, actual));
+  EXPECT_TRUE(has(text, "holds append #1's key, head 0 where append #3's key, head 0 belongs (append #1 was this cache's "
+                        "position 1; the crop at step 4 should have removed it)"))
+      << text;
+  EXPECT_FALSE(has(text, "never held")) << text;
 }
 
 TEST(localize, a_shape_row_out_of_order_stops_the_reading) {
@@ -274,8 +329,8 @@ TEST(localize, shape_rows_come_first_and_stop_the_reading) {
 TEST(work, rows_redone_are_counted_and_a_pass_says_what_was_saved) {
   FakeRun right(3);
   std::string text = joined(course::localize(right.fixture(), right.output(std::vector<int64_t>(12, 9))));
-  EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 9 rows in every layer for 3 new positions (3 tokens): "
-                        "6 more than the new positions, so 6 rows went through the model again."))
+  EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 9 rows in every layer, 6 more than the positions your cache "
+                        "holds (3): 6 rows were computed that your cache does not keep (computed again, or thrown away)."))
       << text;
   json forward = right.output();
   forward["work"]["forward_tokens"] = 6;
@@ -283,4 +338,71 @@ TEST(work, rows_redone_are_counted_and_a_pass_says_what_was_saved) {
   EXPECT_EQ(course::work_note(right.fixture(), right.output()),
             "work: each layer took 3 rows, one per token; without a cache, step t would recompute all t + 1 "
             "positions: 6 rows per layer");
+}
+
+// Issues 22 and 25: the work line reads the learner's own state. A run whose cache holds
+// one position too many, each computed once, is not told that rows were recomputed.
+TEST(work, rows_that_match_the_learners_own_cache_are_not_called_recomputed) {
+  FakeRun right(3), longer(4);
+  std::string text = joined(course::localize(right.fixture(), longer.output()));
+  EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 4 rows in every layer, one per position your cache holds (4); "
+                        "the call has 3 new positions (3 tokens): your cache holds 1 position more than expected, and the "
+                        "rows match what it holds."))
+      << text;
+  EXPECT_FALSE(has(text, "again")) << text;
+}
+
+// A prefix-cache trace is read against the learner's own cached_tokens: fewer hits are
+// more rows, none of them recomputed; more hits are fewer rows, none skipped.
+TEST(work, a_prefix_trace_is_read_against_the_learners_own_hits) {
+  course::Fixture f;
+  f.stage = "prefix-cache";
+  f.adapter = "run_prefix_trace";
+  f.input = {{"n_blocks", 8}, {"prompts", {std::vector<int>(20, 5), std::vector<int>(20, 5)}}};
+  auto work = [](int rows) {
+    return json{{"qkv_rows", std::vector<int>(12, rows)}, {"finish_block_rows", std::vector<int>(12, rows)}, {"forward_tokens", 0}};
+  };
+  f.expected = {{"requests", {{{"cached_tokens", 0}}, {{"cached_tokens", 16}}}}, {"work", work(24)}};
+  json fewer = {{"requests", {{{"cached_tokens", 0}}, {{"cached_tokens", 0}}}}, {"work", work(40)}};
+  std::string text = joined(course::localize(f, fewer));
+  EXPECT_TRUE(has(text, "took 40 rows in every layer, one per prompt token your prefix cache did not serve (40 - 0 your cache "
+                        "served = 40); the call has 24 new positions (40 prompt tokens, 16 of them served by the reference's "
+                        "prefix cache): your prefix cache served 16 tokens fewer than the reference's."))
+      << text;
+  EXPECT_TRUE(has(text, "Request 1 (prompt 1, 20 tokens): your cache served 0 tokens from the prefix cache where 16 are "
+                        "expected. Request 0 served the expected tokens, and its logits are right."))
+      << text;
+  EXPECT_FALSE(has(text, "again")) << text;
+  json recomputed = {{"requests", {{{"cached_tokens", 0}}, {{"cached_tokens", 16}}}}, {"work", work(40)}};
+  text = joined(course::localize(f, recomputed));
+  EXPECT_TRUE(has(text, "took 40 rows in every layer, 16 more than the prompt tokens your prefix cache did not serve (24): "
+                        "16 rows were computed that your cache does not keep"))
+      << text;
+}
+
+// Issue 25: a saved cache that never held the prefix is not said to have held it.
+TEST(localize, the_saved_prefix_is_described_by_what_it_must_hold_not_by_what_it_held) {
+  course::Fixture f;
+  f.stage = "prefix-reuse";
+  f.adapter = "run_prefix_reuse";
+  f.input = {{"prefix", {1, 2, 3, 4, 5, 6}}, {"suffixes", {{7}}}};
+  json six = json::array(), none = json::array();
+  for (int l = 0; l < 12; ++l) six.push_back({12, 6, 64}), none.push_back({12, 0, 64});
+  f.expected = {{"continued", {json::object()}}, {"saved_rows_after_each", {six}}};
+  json actual = {{"continued", {json::object()}}, {"saved_rows_after_each", {none}}};
+  std::string text = joined(course::localize(f, actual));
+  EXPECT_TRUE(has(text, "Right after continuation 0, the saved cache's rows (save_prefix of the 6-token prefix must leave 6 "
+                        "positions, and no continuation may change them): the lengths are [0, 0"))
+      << text;
+  EXPECT_FALSE(has(text, "it held")) << text;
+}
+
+// Fewer rows than the learner's cache holds: positions that never went through the model,
+// counted against the learner's own length.
+TEST(work, fewer_rows_than_the_learners_cache_holds_are_counted_against_it) {
+  FakeRun right(3);
+  std::string text = joined(course::localize(right.fixture(), right.output(std::vector<int64_t>(12, 2))));
+  EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 2 rows in every layer, 1 fewer than the positions your cache "
+                        "holds (3): 1 position was never put through the model in this call."))
+      << text;
 }
