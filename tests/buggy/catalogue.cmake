@@ -23,16 +23,18 @@ foreach(name
     saved_rows_read_from_continuation
     # rollback
     crop_keeps_last crop_one_layer crop_keeps_stale_rows speculate_on_shared_copy crop_accepted_off_by_one
+    crop_last_cache
     # paged-cache
     no_copy_on_write new_block_one_early release_leaks_blocks release_frees_shared contiguous_table
     # prefix-cache
     key_without_parent cache_partial_block evict_lowest_block prefill_whole_prompt
     # continuous-batching
     batch_attends_first_sequence batch_positions_from_index decode_finished retire_without_release
-    admit_by_free_blocks_only
+    admit_by_free_blocks_only admit_one_position_more
     # generate
     generate_recomputes_each_step generate_feeds_last_token generate_prompt_token_twice
-    generate_feeds_first_token generate_on_saved_cache generate_recomputes_prefix)
+    generate_feeds_first_token generate_on_saved_cache generate_recomputes_prefix
+    greedy_last_maximum)
   kvcourse_mistake(${name})
 endforeach()
 
