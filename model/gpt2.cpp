@@ -421,6 +421,31 @@ Model Model::synthetic(uint64_t seed, const Config& config) {
   return Model(std::move(impl));
 }
 
+Model Model::with_token_row_copied(int from, int to) const {
+  const Config& c = impl_->config;
+  for (int token : {from, to})
+    if (token < 0 || token >= c.vocab)
+      throw ModelError("with_token_row_copied: token " + std::to_string(token) + " is not in [0, " +
+                       std::to_string(c.vocab) + ")");
+  auto impl = std::make_unique<Impl>(c);
+  impl->w = impl_->w;                         // every other tensor stays where this model keeps it
+  const kernels::Matrix& wte = impl_->w.wte;  // [d_model, vocab]: column `token` is its row
+  const size_t n = wte.panels ? kernels::panel_floats(wte.n_in, wte.n_out)
+                              : static_cast<size_t>(wte.n_in) * static_cast<size_t>(wte.n_out);
+  impl->arena = Arena(n);
+  float* own = impl->arena.data();
+  std::copy_n(wte.data, n, own);
+  for (int k = 0; k < wte.n_in; ++k) {
+    const size_t at = wte.panels
+                          ? kernels::panel_index(wte.n_in, k, to)
+                          : static_cast<size_t>(k) * static_cast<size_t>(wte.n_out) + size_t(to);
+    own[at] = wte.at(k, from);
+  }
+  impl->w.wte.data = own;
+  impl->pool = std::make_unique<ThreadPool>(impl_->pool->size());
+  return Model(std::move(impl));
+}
+
 // ---- synthetic weights kept in a file ----------------------------------------------------
 
 namespace {

@@ -287,8 +287,9 @@ void add_options(CLI::App& app, Cli& cli) {
       ->needs(random);
   app.add_option(
          "--timeout", cli.timeout_s,
-         "CPU seconds each case may use (default: derived from the case's work, 3 + 0.25 per token "
-         "it puts through the model; the wall clock waits ten times as long)")
+         "CPU seconds each case may use, in place of the derived budget (default: 3, plus 0.25 "
+         "for each row the reference puts through the model, recorded in the fixture; the wall "
+         "clock waits ten times as long)")
       ->check(CLI::PositiveNumber);
   app.add_option(
       "--case", cli.only_case,

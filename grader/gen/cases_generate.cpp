@@ -10,6 +10,9 @@
 //  * a continuation from a saved prefix equals a fresh generation from prefix + suffix
 //    (tokens, logits and cache), and the saved prefix's cache is as save_prefix left it.
 // The fixture keeps the tokens as they are, and the logits and caches as digests.
+#include <algorithm>
+#include <cstring>
+
 #include "gen/builders.hpp"
 #include "gen/cases.hpp"
 #include "gen/decode_weights.hpp"
@@ -37,8 +40,8 @@ std::vector<int> model_generation(const gpt2::Model& model, const std::vector<in
 // Checks one generation (its tokens, logits and cache: generated_json of
 // bindings_generate.cpp) from `context` (what the cache held before + the prompt).
 void require_generation(const json& run, const std::vector<int>& context, int n,
-                        const std::string& who) {
-  const gpt2::Model& model = model_for(decode_weights_spec());
+                        const std::string& who, const json& weights = decode_weights_spec()) {
+  const gpt2::Model& model = model_for(weights);
   const size_t vocab = size_t(model.config().vocab);
   const std::vector<int> tokens = run.at("tokens").get<std::vector<int>>();
   require(tokens == model_generation(model, context, n),
@@ -48,8 +51,8 @@ void require_generation(const json& run, const std::vector<int>& context, int n,
   require(same_bits(tensor_from_json(run.at("logits")).data,
                     forward.data() + (context.size() - 1) * vocab, size_t(n) * vocab),
           who + "'s logits equal Model::forward's rows of the same positions");
-  const json fresh = run_adapter(
-      "run_prefill", {{"weights", decode_weights_spec()}, {"chunks", json::array({json(seen)})}});
+  const json fresh =
+      run_adapter("run_prefill", {{"weights", weights}, {"chunks", json::array({json(seen)})}});
   require(run.at("cache_shapes") == fresh.at("cache_shapes"),
           who + "'s cache has the shape of a fresh prefill");
   for (const char* name : {"keys", "values"})
@@ -63,6 +66,50 @@ CaseSpec generate_case(std::string name, std::string checks, std::vector<int> pr
   json input = {{"weights", decode_weights_spec()}, {"prompt", prompt}, {"max_new_tokens", n}};
   auto finalize = [prompt, n](const json& out) {
     require_generation(out, prompt, n, "the generation");
+    require(out.at("streamed") == out.at("tokens"),
+            "on_token was called with every token, in order");
+    require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
+    json expected = digest_cache(out);
+    expected["work"] = expected_work(out.at("work"));
+    return expected;
+  };
+  return {"generate", std::move(name), std::move(checks), "run_generate", input, finalize};
+}
+
+// Greedy's rule on ties. `from` is the token the model chooses first after `prompt`; `to`
+// is the next id above it that the prompt does not hold. On the same weights with `to`'s
+// embedding row a copy of `from`'s ("copy_token"), the two tie exactly after any context
+// (their logits are the same sum of the same products), the prompt is embedded as before,
+// so the first choice is a tie between the largest logits, which the lowest id, `from`,
+// wins.
+CaseSpec tie_case(std::string name, std::vector<int> prompt, int n) {
+  const gpt2::Model& base = model_for(decode_weights_spec());
+  const int from = model_generation(base, prompt, 1).front();
+  int to = from + 1;
+  while (std::find(prompt.begin(), prompt.end(), to) != prompt.end()) ++to;
+  require(to < base.config().vocab, "the tie case has a token id above the first choice");
+  json weights = decode_weights_spec();
+  weights["copy_token"] = {{"from", from}, {"to", to}};
+  const std::string a = std::to_string(from), b = std::to_string(to);
+  std::string checks = "Token " + b + "'s embedding row is a copy of token " + a +
+                       "'s, so the first choice is an exact tie between the largest logits, " + a +
+                       " and " + b + ": greedy takes the lowest id, " + a + ", and " +
+                       (n == 2 ? std::string("one more token follows")
+                               : std::to_string(n - 1) + " more tokens follow") +
+                       " from it.";
+  json input = {{"weights", weights}, {"prompt", prompt}, {"max_new_tokens", n}};
+  auto finalize = [prompt, n, from, to, weights](const json& out) {
+    require_generation(out, prompt, n, "the tie generation", weights);
+    const Tensor logits = tensor_from_json(out.at("logits"));
+    const float* row = logits.data.data();  // step 0
+    const size_t vocab = size_t(model_for(weights).config().vocab);
+    uint32_t x = 0, y = 0;
+    std::memcpy(&x, row + from, 4);
+    std::memcpy(&y, row + to, 4);
+    require(x == y, "the tied tokens' logits have the same bits");
+    for (size_t j = 0; j < vocab; ++j)
+      require(!(row[j] > row[from]), "the tied tokens hold the largest logit");
+    require(out.at("tokens").at(0) == from, "greedy chose the lower of the tied ids");
     require(out.at("streamed") == out.at("tokens"),
             "on_token was called with every token, in order");
     require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
@@ -126,18 +173,20 @@ std::vector<CaseSpec> generate_cases() {
       {464, 2068, 7586}, 4));
   cases.push_back(generate_case(
       "03-from-end-of-text",
-      "A prompt of one token, <|endoftext|>, as GPT-2 starts from nothing: six tokens.", {50256},
-      6));
+      "A prompt of one token, <|endoftext|>, as GPT-2 starts from nothing: three tokens.", {50256},
+      3));
   cases.push_back(generate_case(
-      "04-thirty-two-new-tokens",
-      "Thirty-two new tokens, each step costing one position through every layer: the "
-      "tokens and every step's logits are the reference's.",
-      beginning, 32));
+      "04-eight-new-tokens",
+      "Eight new tokens, each step costing one position through every layer: the tokens "
+      "and every step's logits are the reference's.",
+      beginning, 8));
   cases.push_back(continue_case(
       "05-continue-a-saved-prefix",
-      "A saved 5-token prefix continued by two prompts, five tokens each: each equals a "
+      "A saved 5-token prefix continued by two prompts, three tokens each: each equals a "
       "fresh generation from prefix + suffix, and the saved prefix never changes.",
-      quick, {{625, 262, 16931}, {13, 383}}, 5));
+      quick, {{625, 262, 16931}, {13, 383}}, 3));
+  // The only case with a tie: a greedy rule that takes the last maximum passes every other.
+  cases.push_back(tie_case("06-a-tie-goes-to-the-lowest-id", {464, 2068, 7586}, 2));
   return cases;
 }
 

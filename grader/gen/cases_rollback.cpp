@@ -133,21 +133,31 @@ std::vector<CaseSpec> rollback_cases() {
                             CropPlan().create().append(0, 2).crop(0, -1), true));
 
   const std::vector<int> prompt = {464, 2068, 7586, 21831, 18045};  // "The quick brown fox jumps"
-  cases.push_back(speculative_case("07-all-drafts-accepted",
-                                   "Three drafts, all accepted, then the target's own token: the cache "
-                                   "holds the prompt, the drafts and that token.",
-                                   prompt, json::array({round({625, 262, 16931}, 3, 3290)})));
+  cases.push_back(
+      speculative_case("07-all-drafts-accepted",
+                       "Two drafts, both accepted, then the target's own token: the cache "
+                       "holds the prompt, the drafts and that token.",
+                       prompt, json::array({round({625, 262}, 2, 3290)})));
   cases.push_back(speculative_case("08-no-draft-accepted",
-                                   "Four drafts, none accepted: the cache is as if they were never "
+                                   "Two drafts, none accepted: the cache is as if they were never "
                                    "decoded, and the next token is position 5.",
-                                   prompt, json::array({round({11, 13, 290, 257}, 0, 625)})));
-  cases.push_back(speculative_case(
-      "09-three-rounds",
-      "Three rounds accepting 2 of 4, 0 of 3 and 2 of 2 drafts: each round's logits equal a model that "
-      "never saw the rejected drafts.",
-      prompt,
-      json::array({round({625, 262, 3290, 13}, 2, 16931), round({318, 922, 13}, 0, 3290),
-                   round({13, 383}, 2, 3290)})));
+                                   prompt, json::array({round({11, 13}, 0, 625)})));
+  cases.push_back(
+      speculative_case("09-three-rounds",
+                       "Three rounds accepting 2 of 3, 0 of 2 and 1 of 1 drafts: each round's "
+                       "logits equal a model that "
+                       "never saw the rejected drafts.",
+                       prompt,
+                       json::array({round({625, 262, 3290}, 2, 16931), round({318, 922}, 0, 3290),
+                                    round({13}, 1, 3290)})));
+  // Every crop above names the cache created last; this one crops an older cache after a
+  // newer clone exists (a crop routed to the newest cache passes all the others).
+  cases.push_back(
+      plan_case("10-crop-an-older-cache",
+                "A 4-position cache is cloned, then the original (not the clone, created "
+                "last) is cropped to 2: the clone keeps all 4 positions, and the next "
+                "appends land at position 2 of the original and 4 of the clone.",
+                CropPlan().create().append(0, 4).clone(0).crop(0, 2).append(0).append(1)));
   return cases;
 }
 

@@ -118,31 +118,45 @@ std::vector<CaseSpec> prefix_cache_cases() {
 std::vector<CaseSpec> batching_cases() {
   std::vector<CaseSpec> cases;
   const std::vector<int> a = words(11, 40), b = words(12, 40), c = words(13, 40);
-  cases.push_back(serve_case("01-one-request", "One request alone: prefill at step 0, then one decode row per step.",
-                             8, json::array({request(slice(a, 0, 5), 4, 0)})));
+  cases.push_back(serve_case("01-one-request",
+                             "One request alone: prefill at step 0, then one decode row per step.",
+                             8, json::array({request(slice(a, 0, 5), 3, 0)})));
   cases.push_back(serve_case("02-two-together",
                              "Two requests arriving together are prefilled at step 0 and decoded as one batch "
                              "of 2 rows from step 1.",
                              8, json::array({request(slice(a, 0, 5), 3, 0), request(slice(b, 0, 9), 3, 0)})));
-  cases.push_back(serve_case("03-staggered-arrivals",
-                             "Requests arriving at steps 0, 1 and 3 join the batch as they come and leave it "
-                             "when done; each equals the request run alone.",
-                             8, json::array({request(slice(a, 0, 6), 5, 0), request(slice(b, 0, 3), 2, 1),
-                                             request(slice(c, 0, 8), 4, 3)})));
+  cases.push_back(
+      serve_case("03-staggered-arrivals",
+                 "Requests arriving at steps 0, 1 and 2 join the batch as they come and leave it "
+                 "when done; each equals the request run alone.",
+                 8,
+                 json::array({request(slice(a, 0, 6), 3, 0), request(slice(b, 0, 3), 2, 1),
+                              request(slice(c, 0, 8), 2, 2)})));
   cases.push_back(serve_case("04-waiting-for-blocks",
                              "A pool of 3 blocks: the third request waits until the first retires and gives "
                              "its blocks back.",
                              3, json::array({request(slice(a, 0, 14), 4, 0), request(slice(b, 0, 10), 3, 0),
                                              request(slice(c, 0, 12), 2, 0)})));
-  cases.push_back(serve_case("05-finishing-at-different-steps",
-                             "Requests wanting 1, 2 and 5 tokens: the first retires right after its prefill, "
-                             "and no finished request is decoded again.",
-                             8, json::array({request(slice(a, 0, 4), 1, 0), request(slice(b, 0, 4), 2, 0),
-                                             request(slice(c, 0, 4), 5, 0)})));
-  cases.push_back(serve_case("06-across-a-block-boundary",
-                             "Sequences that cross from 16 to 17 positions while batched: each row writes into "
-                             "and reads from its own blocks.",
-                             8, json::array({request(slice(a, 0, 14), 6, 0), request(slice(b, 0, 15), 5, 0)})));
+  cases.push_back(
+      serve_case("05-finishing-at-different-steps",
+                 "Requests wanting 1, 2 and 3 tokens: the first retires right after its prefill, "
+                 "and no finished request is decoded again.",
+                 8,
+                 json::array({request(slice(a, 0, 4), 1, 0), request(slice(b, 0, 4), 2, 0),
+                              request(slice(c, 0, 4), 3, 0)})));
+  cases.push_back(
+      serve_case("06-across-a-block-boundary",
+                 "Sequences that cross from 16 to 17 positions while batched: each row writes into "
+                 "and reads from its own blocks.",
+                 8, json::array({request(slice(a, 0, 14), 4, 0), request(slice(b, 0, 15), 3, 0)})));
+  // A request's last token is never fed back: 15 + 2 - 1 = 16 positions, one block. Sized
+  // one position longer it would take two, and the second request would wait.
+  cases.push_back(
+      serve_case("07-ending-on-a-block-boundary",
+                 "A request of a 15-token prompt and 2 new tokens ends holding 16 positions "
+                 "(its last token is never fed back), one block: in a pool of 2 blocks a "
+                 "second request is admitted beside it at step 0.",
+                 2, json::array({request(slice(a, 0, 15), 2, 0), request(slice(b, 0, 3), 1, 0)})));
   return cases;
 }
 

@@ -16,6 +16,7 @@
 //
 // Without --mistakes the fixtures hold the reference's part only: what the freshness test
 // compares (course_test.cpp); the confusion test proves the recorded mistakes.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -23,12 +24,11 @@
 #include <set>
 #include <thread>
 
-#include <CLI/CLI.hpp>
-
 #include "gen/builders.hpp"
 #include "gen/mistake_runs.hpp"
 #include "judge/stages.hpp"
 #include "runner/bindings.hpp"
+#include "runner/weights.hpp"
 #include "wire/fixture.hpp"
 
 namespace fs = std::filesystem;
@@ -47,6 +47,13 @@ json expected_error(const CaseSpec& spec, const AdapterBinding& adapter) {
   throw std::runtime_error(spec.stage + "/" + spec.name + ": the reference does not throw, and the case says it must");
 }
 
+// Positions embedded plus rows of logits since the last reset_work(); 0 without a model.
+int64_t model_rows(const gpt2::Model* model) {
+  if (!model) return 0;
+  const gpt2::WorkCounts w = model->work();
+  return int64_t(w.embed + w.logits);
+}
+
 Fixture reference_fixture(const CaseSpec& spec) {
   auto it = adapter_table().find(spec.adapter);
   if (it == adapter_table().end()) throw std::runtime_error("no adapter " + spec.adapter);
@@ -56,12 +63,19 @@ Fixture reference_fixture(const CaseSpec& spec) {
   f.checks = spec.checks;
   f.adapter = spec.adapter;
   f.input = spec.input;
+  // What the case costs the reference, counted around the adapter alone (finalize's
+  // proofs run the model too): the rows it put through GPT-2 small.
+  const gpt2::Model* model =
+      spec.input.contains("weights") ? &model_for(spec.input["weights"]) : nullptr;
+  if (model) model->reset_work();
   if (spec.expect_error) {
     f.expected = expected_error(spec, it->second);
   } else {
     json output = it->second(spec.input);
+    f.model_rows = model_rows(model);
     f.expected = spec.finalize ? spec.finalize(output) : output;
   }
+  if (spec.expect_error) f.model_rows = model_rows(model);
   return f;
 }
 

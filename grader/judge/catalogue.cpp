@@ -201,6 +201,9 @@ const Entry kEntries[] = {
     {"rb.crop_accepted_off_by_one", "crop one short",
      "a round crops to n + accepted - 1, dropping the last accepted draft token as well",
      kLesson6, "mistake-off-by-one-at-the-accepted-length"},
+    {"rb.crop_last_cache", "crops go to the newest cache",
+     "the adapter's crop step crops the cache created last instead of cache op.cache",
+     kLesson6, "mistake-cropping-the-wrong-cache"},
     // ---- paged-cache
     {"pg.no_copy_on_write", "no copy-on-write",
      "grow never copies a shared, partly filled last block, so a fork writes into a block its sibling still reads",
@@ -246,6 +249,9 @@ const Entry kEntries[] = {
     {"cb.admission_ignores_commitments", "admission ignores commitments",
      "admission counts the free blocks of the moment, not those the running sequences will still need",
      kLesson9, "mistake-admission-that-ignores-the-pool"},
+    {"cb.admission_one_position_more", "admission sizes a request one position too long",
+     "admission counts prompt + max_new_tokens positions for a request, one more than it holds (its last token is never fed back), so on a block boundary it waits for a block it will never use",
+     kLesson9, "mistake-a-request-one-position-too-long"},
     // ---- generate
     {"gen.recompute_every_step", "whole sequence recomputed at every step",
      "generate_greedy feeds each new token by prefilling the prompt and every token so far again on a fresh copy of the cache: the right tokens, with every position through the model again at each step",
@@ -265,6 +271,9 @@ const Entry kEntries[] = {
     {"gen.continuation_recomputes_prefix", "prefix recomputed for each continuation",
      "run_generate_from generates each continuation from prefix + suffix on a fresh cache: the right tokens, with the prefix through the model again every time",
      kLesson10, "mistake-recomputing-the-prefix"},
+    {"gen.greedy_last_maximum", "a tie goes to the last maximum",
+     "on an exact tie between the largest logits, generate_greedy takes the highest of the tied ids instead of the lowest (a >= where course::greedy has >): the tokens differ only where two logits tie",
+     kLesson10, "mistake-the-last-of-equal-maxima"},
 };
 // clang-format on
 

@@ -57,11 +57,20 @@ std::string fixed1(double x) {
 // Where a case's CPU budget comes from, for its message.
 std::string budget_origin(const CaseBudget& b) {
   if (!b.derived) return "set by --timeout";
-  char buf[160];
-  std::snprintf(
-      buf, sizeof buf,
-      "%.0f CPU-s, plus %.2f for each of the %lld token ids and list entries of its input",
-      kCaseCpuFloor, kCpuPerToken, static_cast<long long>(b.tokens));
+  char buf[200];
+  if (b.model_rows == 0)
+    std::snprintf(buf, sizeof buf, "%.0f CPU-s: the reference puts nothing through the model",
+                  kCaseCpuFloor);
+  else if (b.model_rows > 0)
+    std::snprintf(buf, sizeof buf,
+                  "%.0f CPU-s, plus %.2f for each of the %lld rows the reference puts through "
+                  "GPT-2 small",
+                  kCaseCpuFloor, kCpuPerModelRow, static_cast<long long>(b.model_rows));
+  else
+    std::snprintf(
+        buf, sizeof buf,
+        "%.0f CPU-s, plus %.2f for each of the %lld token ids and list entries of its input",
+        kCaseCpuFloor, kCpuPerToken, static_cast<long long>(b.tokens));
   return buf;
 }
 
@@ -361,8 +370,15 @@ CaseBudget case_budget(const Fixture& fx, const GradeOptions& options) {
     b.budget = {options.explicit_cpu_seconds, wall_for(options.explicit_cpu_seconds, 0)};
     return b;
   }
-  b.tokens = input_tokens(fx.input);
-  const double cpu = std::min(kCaseCpuCeiling, kCaseCpuFloor + kCpuPerToken * double(b.tokens));
+  double cpu = kCaseCpuFloor;
+  if (fx.model_rows >= 0) {
+    b.model_rows = fx.model_rows;
+    cpu += kCpuPerModelRow * double(fx.model_rows);
+  } else {  // a fixture that does not record its work: counted from its input
+    b.tokens = input_tokens(fx.input);
+    cpu += kCpuPerToken * double(b.tokens);
+  }
+  cpu = std::min(kCaseCpuCeiling, cpu);
   b.budget = {cpu, wall_for(cpu, 60)};
   return b;
 }

@@ -91,20 +91,28 @@ struct GradeOptions {
 };
 
 // What a case may take (process.hpp's Budget) and where that comes from. Derived: a
-// floor for the runner's start of a case plus an allowance per token the case puts
-// through GPT-2 small (the token ids in its input, and the new tokens it asks for);
-// about ten times what the reference needs here, on a debug build of the learner's code
-// as well. Explicit (--timeout SECONDS): that many CPU seconds. The wall clock is a
-// backstop ten times the CPU budget, at least a minute when derived, for a runner that
-// sleeps or blocks; a machine busy with other work slows the case in wall time, not in
-// CPU time, so a verdict does not depend on the load.
+// floor for the runner's start of a case, plus an allowance for each row the reference
+// put through GPT-2 small for this case when the fixture was written (Fixture::model_rows:
+// positions embedded plus rows of logits). The reference needs at most about 0.03 CPU-s
+// a row on this project's 2-core machine (a one-row decode step reads all 500 MB of
+// weights; grader/COST.md), so the allowance is about eight times that, and the floor
+// covers a debug build of the learner's code on the small cases. A fixture that does not
+// record its work (written by an older generator) is counted from its input instead:
+// every token id and list entry, and each "max_new_tokens" per sequence asked for.
+// Explicit (--timeout SECONDS): that many CPU seconds. The wall clock is a backstop ten
+// times the CPU budget, at least a minute when derived, for a runner that sleeps or
+// blocks; a machine busy with other work slows the case in wall time, not in CPU time, so
+// a verdict does not depend on the load.
 struct CaseBudget {
   Budget budget;
   bool derived = true;
-  int64_t tokens = 0;  // derived: the tokens counted in the input
+  int64_t model_rows = -1;  // derived: the rows the fixture records (-1: not recorded)
+  int64_t tokens = 0;       // derived without a record: the tokens counted in the input
 };
-inline constexpr double kCaseCpuFloor = 3.0;    // CPU seconds, every case
-inline constexpr double kCpuPerToken = 0.25;    // CPU seconds per token through the model
+inline constexpr double kCaseCpuFloor = 3.0;  // CPU seconds, every case
+inline constexpr double kCpuPerModelRow =
+    0.25;  // CPU seconds per row the reference puts through the model
+inline constexpr double kCpuPerToken = 0.25;    // without a record: per token of the input
 inline constexpr double kCaseCpuCeiling = 120;  // CPU seconds, a derived budget at most
 inline constexpr double kWallFactor = 10;       // the wall backstop, times the CPU budget
 inline constexpr double kSetupCpuSeconds = 30;  // the stage's setup (the weights), derived
@@ -112,9 +120,9 @@ CaseBudget case_budget(const Fixture& fx, const GradeOptions& options);
 // The stage's setup (building or mapping the weights): its own budget, six case budgets
 // when explicit.
 Budget setup_budget(const GradeOptions& options);
-// The tokens a case's input puts through the model: every integer in a list, anywhere in
-// the input (token ids, chunks, prompts, drafts), and each "max_new_tokens" once per
-// sequence it is asked for (times the "suffixes" beside it).
+// For a fixture that does not record its work: the tokens its input puts through the
+// model, every integer in a list, anywhere in the input (token ids, chunks, prompts, drafts), and
+// each "max_new_tokens" once per sequence it is asked for (times the "suffixes" beside it).
 int64_t input_tokens(const json& input);
 
 // Throws FixtureError for a missing or broken fixture (or no case named only_case: the

@@ -28,9 +28,18 @@ namespace {
 
 std::unique_ptr<gpt2::Model> g_model;
 std::string g_model_spec;
+// A model derived from g_model for a spec with "copy_token" (two tokens tied: the case of
+// a greedy rule on ties), kept beside it; it reads g_model's weights.
+std::unique_ptr<gpt2::Model> g_variant;
+std::string g_variant_spec;
 // The synthetic weights as a file, named by the stage's setup ("weights_file"): mapped
 // read-only instead of generated (the same bits: gpt2::map_synthetic_file).
 std::string g_weights_file;
+// Threads for the model's products (0: the model's default, every core). A stage's setup
+// sets 1: a runner computes on one thread, so that no core spins waiting for another
+// between the many small products of a decode step (model/threads.hpp), and the CPU time
+// a case costs is its work alone. The bits do not depend on it (model/DETERMINISM.md).
+int g_model_threads = 0;
 
 std::vector<std::vector<int>> token_lists(const json& input, const char* name,
                                           const gpt2::Model& model) {
@@ -130,29 +139,65 @@ KVCache probe_cache(const json& input) {
   return cache;
 }
 
-const gpt2::Model& model_for(const json& weights) {
-  const std::string spec = weights.dump();
+namespace {
+
+// A synthetic GPT-2 small of `weights` without its "copy_token" (what the stage's setup
+// names, mapped from the weights file when there is one).
+const gpt2::Model& base_model_for(const json& weights) {
+  json base = weights;
+  if (base.is_object()) base.erase("copy_token");
+  const std::string spec = base.dump();
   if (g_model && spec == g_model_spec) return *g_model;
-  if (!weights.is_object() || weights.value("kind", "") != "synthetic" ||
-      weights.value("config", "") != "gpt2-small" || !weights.contains("seed") ||
-      !weights["seed"].is_number_integer() || weights["seed"].get<int64_t>() < 0)
+  if (!base.is_object() || base.value("kind", "") != "synthetic" ||
+      base.value("config", "") != "gpt2-small" || !base.contains("seed") ||
+      !base["seed"].is_number_integer() || base["seed"].get<int64_t>() < 0)
     throw BadInput(
         "this runner builds only {\"kind\": \"synthetic\", \"config\": \"gpt2-small\", \"seed\": "
-        "N} weights, not " +
-        spec);
+        "N} weights (optionally with \"copy_token\": {\"from\": A, \"to\": B}), not " +
+        weights.dump());
+  g_variant.reset();  // it reads the old weights
+  g_variant_spec.clear();
   g_model.reset();  // free the old weights first: one GPT-2 small is about 500 MB
-  const uint64_t seed = weights["seed"].get<uint64_t>();
+  const uint64_t seed = base["seed"].get<uint64_t>();
   g_model = std::make_unique<gpt2::Model>(g_weights_file.empty()
                                               ? gpt2::Model::synthetic(seed)
                                               : gpt2::map_synthetic_file(g_weights_file, seed));
+  if (g_model_threads > 0) g_model->set_threads(g_model_threads);
   g_model_spec = spec;
   return *g_model;
+}
+
+}  // namespace
+
+const gpt2::Model& model_for(const json& weights) {
+  if (!weights.is_object() || !weights.contains("copy_token")) return base_model_for(weights);
+  const gpt2::Model& base = base_model_for(weights);
+  const std::string spec = weights.dump();
+  if (g_variant && spec == g_variant_spec) return *g_variant;
+  const json& copy = weights["copy_token"];
+  const int vocab = base.config().vocab;
+  auto token = [&](const char* name) {
+    if (!copy.is_object() || !copy.contains(name) || !copy[name].is_number_integer() ||
+        copy[name].get<int64_t>() < 0 || copy[name].get<int64_t>() >= vocab)
+      throw BadInput("\"copy_token\" must be {\"from\": A, \"to\": B} with token ids below " +
+                     std::to_string(vocab));
+    return copy[name].get<int>();
+  };
+  const int from = token("from"), to = token("to");
+  g_variant.reset();
+  g_variant = std::make_unique<gpt2::Model>(base.with_token_row_copied(from, to));
+  if (g_model_threads > 0) g_variant->set_threads(g_model_threads);
+  g_variant_spec = spec;
+  return *g_variant;
 }
 
 void run_setup(const json& setup) {
   if (!setup.is_object()) return;
   if (setup.contains("weights_file") && setup["weights_file"].is_string())
     g_weights_file = setup["weights_file"];
+  g_model_threads = 1;
+  if (g_model) g_model->set_threads(g_model_threads);
+  if (g_variant) g_variant->set_threads(g_model_threads);
   if (setup.contains("weights")) model_for(setup["weights"]);
 }
 

@@ -3,7 +3,10 @@
 //
 //   {"kind": "synthetic", "config": "gpt2-small", "seed": 2026}
 //
-// (synthetic GPT-2 small weights, model/DETERMINISM.md "Synthetic weights").
+// (synthetic GPT-2 small weights, model/DETERMINISM.md "Synthetic weights"). A case may add
+// "copy_token": {"from": A, "to": B}: the same weights with token B's embedding row a copy
+// of token A's (gpt2::Model::with_token_row_copied), so that A and B tie exactly; that
+// model is kept beside the stage's.
 #pragma once
 
 #include "wire/tensor.hpp"

@@ -141,10 +141,15 @@ void apply_limits(const ChildPlan& plan) {
   ::setsid();
   if (plan.limits) apply_limits(plan);
   if (plan.switch_uid) {
-    ::setgroups(0,
-                nullptr);  // refused (and not needed) in a namespace the grader mapped unprivileged
-    if (::setresgid(plan.uid, plan.uid, plan.uid) != 0 ||
-        ::setresuid(plan.uid, plan.uid, plan.uid) != 0)
+    // The system calls themselves, not glibc's wrappers: those apply the change to every
+    // thread glibc knows of, and a child of a raw clone() inherits the parent's list of
+    // threads without the threads. With another thread of the parent being created at the
+    // moment of the clone (make-fixtures runs mistakes on several threads), the wrapper
+    // waits for that thread forever. The child has one thread, the one that calls.
+    // setgroups is refused (and not needed) in a namespace the grader mapped unprivileged.
+    ::syscall(SYS_setgroups, 0, nullptr);
+    if (::syscall(SYS_setresgid, plan.uid, plan.uid, plan.uid) != 0 ||
+        ::syscall(SYS_setresuid, plan.uid, plan.uid, plan.uid) != 0)
       child_fail(kErrFd, "switching to uid", "");
   }
   if (plan.limits && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

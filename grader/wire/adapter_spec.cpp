@@ -59,11 +59,19 @@ void model_dim_floats(const Tensor& t, const std::string& where) {
     bad(where, "must hold " + std::to_string(kInputModelDim) + " floats, not " + std::to_string(t.data.size()));
 }
 
-// {"kind": "synthetic", "config": "gpt2-small", "seed": N}: what bindings_decode.cpp builds.
+// {"kind": "synthetic", "config": "gpt2-small", "seed": N}, optionally with "copy_token":
+// {"from": A, "to": B} (two different token ids): what bindings_decode.cpp builds.
 void check_weights(const json& w, const std::string& where) {
   if (field(w, where, "kind") != "synthetic") bad(at(where, "kind"), "must be \"synthetic\"");
   if (field(w, where, "config") != "gpt2-small") bad(at(where, "config"), "must be \"gpt2-small\"");
   whole(field(w, where, "seed"), at(where, "seed"), 0, INT64_MAX);
+  if (w.is_object() && w.contains("copy_token")) {
+    const std::string copy = at(where, "copy_token");
+    const json& c = w["copy_token"];
+    whole(field(c, copy, "from"), at(copy, "from"), 0, kInputVocab - 1);
+    whole(field(c, copy, "to"), at(copy, "to"), 0, kInputVocab - 1);
+    if (c["from"] == c["to"]) bad(copy, "must copy a token's row to another token");
+  }
 }
 
 void check_tokens(const json& input, const char* name, const std::string& where) {

@@ -222,6 +222,13 @@ Fixture parse_fixture(const std::string& text, const fs::path& file) {
   check_tensors(f.input, "input", file);
   check_tensors(f.expected, "expected", file);
   if (j.contains("mistakes")) f.mistakes = mistake_records(file, j["mistakes"]);
+  if (j.contains("reference_work")) {
+    const json& w = j["reference_work"];
+    if (!w.is_object() || !w.contains("model_rows") || !w["model_rows"].is_number_unsigned() ||
+        w["model_rows"].get<uint64_t>() > (uint64_t(1) << 40))
+      fail(file, "\"reference_work\" must be {\"model_rows\": N} with N a whole number of rows");
+    f.model_rows = w["model_rows"].get<int64_t>();
+  }
   return f;
 }
 
@@ -268,6 +275,7 @@ json fixture_to_json(const Fixture& f) {
   j["expected"] = f.expected;
   reencode_tensors(j["input"], TensorEncoding::numbers);
   reencode_tensors(j["expected"], TensorEncoding::numbers);
+  if (f.model_rows >= 0) j["reference_work"] = {{"model_rows", f.model_rows}};
   if (!f.mistakes.empty()) {
     json list = json::array();
     for (const MistakeRecord& m : f.mistakes) {

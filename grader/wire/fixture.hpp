@@ -6,7 +6,9 @@
 //    "adapter": "run_cache_plan",
 //    "input": {...},       what the runner hands the adapter
 //    "expected": {...},    what the reference returned (tensors as in tensor.hpp)
-//    "mistakes": [...]}    optional: what each catalogued mistake returns (MistakeRecord)
+//    "mistakes": [...],    optional: what each catalogued mistake returns (MistakeRecord)
+//    "reference_work": {"model_rows": N}}   optional: what the case cost the reference
+//                          when the fixture was written (Fixture::model_rows)
 //
 // Fixtures are written by the generator (target `fixtures`), never by hand.
 #pragma once
@@ -52,6 +54,11 @@ struct Fixture {
   json input;
   json expected;
   std::vector<MistakeRecord> mistakes;
+  // The rows the reference put through GPT-2 small for this case when the generator wrote
+  // it (positions embedded plus rows of logits; 0 for a case that runs no model): what
+  // the case's CPU budget is derived from (judge/grade.hpp, case_budget). -1: the fixture
+  // does not say (one written before it was recorded).
+  int64_t model_rows = -1;
 };
 
 // The bytes of a regular file of at most max_bytes. Opened without blocking (a FIFO or a

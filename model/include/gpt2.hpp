@@ -73,6 +73,14 @@ class Model {
   // Throws ModelError naming the file, the tensor and the problem.
   static Model load_safetensors(const std::string& path);
 
+  // A model with this one's weights, except that token `to`'s row of the token embedding
+  // (wte[to], which both embeds the token and gives its logit) is a copy of token `from`'s.
+  // After any context the two tokens then have the same logit, bit for bit: an exact tie,
+  // for checking a sampler's rule on ties. The new model owns its wte (vocab * d_model
+  // floats) and reads every other weight from this model, which must outlive it; its
+  // work counters and threads are its own. Throws ModelError for a token id out of range.
+  Model with_token_row_copied(int from, int to) const;
+
   const Config& config() const;
 
   // Every method below throws ModelError for a bad layer index, token id or position

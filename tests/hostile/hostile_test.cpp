@@ -344,14 +344,15 @@ TEST_P(hostile, a_cpu_spin_times_out_and_is_killed) {
   EXPECT_EQ(g.passed(), stage_cases() - 1);
 }
 
-// Without --timeout the budget comes from the case: 3 CPU-s and 0.25 for each of the two
-// list entries of 02-one-append's plan.
+// Without --timeout the budget comes from the case's recorded work: 02-one-append runs no
+// model, so it has the floor, 3 CPU-s.
 TEST_P(hostile, a_cpu_spin_is_stopped_at_the_cases_derived_cpu_budget) {
   Graded g = grade("spin", dir_);
   expect_clean(g);
   EXPECT_EQ(g.cases()[1]["status"], "timed_out") << g.case_text(1);
-  EXPECT_TRUE(contains(g.case_text(1),
-                       "CPU-s of the 3.5 allowed (3 CPU-s, plus 0.25 for each of the 2 token ids"))
+  EXPECT_TRUE(
+      contains(g.case_text(1),
+               "CPU-s of the 3.0 allowed (3 CPU-s: the reference puts nothing through the model)"))
       << g.case_text(1);
   EXPECT_EQ(g.passed(), stage_cases() - 1);
 }

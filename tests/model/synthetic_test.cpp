@@ -137,3 +137,30 @@ TEST(synthetic, gpt2_small_model_has_the_real_shape) {
 }
 
 }  // namespace
+
+namespace {
+
+// Model::with_token_row_copied: token `to` gets `from`'s embedding row, so the two tie
+// exactly after any context; every other logit, and the base model, stay as they were.
+TEST(token_row_copied, two_tokens_tie_bit_for_bit_and_nothing_else_changes) {
+  const gpt2::Model& base = model_test::gpt2_small_model();
+  const int from = 318, to = 40000;
+  const gpt2::Model tied = base.with_token_row_copied(from, to);
+  const std::vector<int> context = {464, 2068, 7586};
+  const std::vector<float> b = base.forward(context), t = tied.forward(context);
+  ASSERT_EQ(b.size(), t.size());
+  const size_t vocab = size_t(base.config().vocab);
+  ASSERT_NE(bits_of(b[b.size() - vocab + from]), bits_of(b[b.size() - vocab + to]));
+  for (size_t row = 0; row < context.size(); ++row) {
+    const float* tr = t.data() + row * vocab;
+    const float* br = b.data() + row * vocab;
+    EXPECT_EQ(bits_of(tr[from]), bits_of(tr[to])) << "position " << row;
+    int changed = 0;
+    for (size_t j = 0; j < vocab; ++j) changed += bits_of(tr[j]) != bits_of(br[j]);
+    EXPECT_EQ(changed, 1) << "position " << row << ": only token " << to << "'s logit moves";
+  }
+  EXPECT_THROW(base.with_token_row_copied(from, int(vocab)), gpt2::ModelError);
+  EXPECT_THROW(base.with_token_row_copied(-1, to), gpt2::ModelError);
+}
+
+}  // namespace
