@@ -96,9 +96,11 @@ TEST(course_tree, the_image_build_never_sees_a_patterned_exclusion) {
   std::stringstream in(read_file(source_dir() / ".dockerignore"));
   for (std::string line; std::getline(in, line);)
     if (!trim(line).empty()) ignored.insert(trim(line));
-  for (const std::string& p : tree.excluded)
-    if (p.find('*') != std::string::npos)
+  for (const std::string& p : tree.excluded) {
+    if (p.find('*') != std::string::npos) {
       EXPECT_TRUE(ignored.count(p)) << "!" << p << " is not in .dockerignore";
+    }
+  }
 }
 
 TEST(course_tree, exercism_dockerfile_copies_the_listed_paths) {
