@@ -634,7 +634,12 @@ void verify_synthetic_file(const std::string& path, uint64_t seed, const Config&
     throw weights_file_error(path, p);
 }
 
-Model map_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
+namespace {
+
+// map_synthetic_file, and with `copy` (from, to) token `to`'s row of wte made a copy of
+// `from`'s in this mapping: the pages of that row, and only those, become private.
+Model map_checked(const std::string& path, uint64_t seed, const Config& config,
+                  const std::pair<int, int>* copy) {
   const ArenaPlan a = arena_plan(seed, config);
   size_t bytes = 0;
   std::shared_ptr<void> map = map_file(path, bytes, true);
@@ -644,11 +649,43 @@ Model map_synthetic_file(const std::string& path, uint64_t seed, const Config& c
     throw weights_file_error(path, p);
   if (bytes != WEIGHTS_HEADER_BYTES + a.floats * sizeof(float))
     throw weights_file_error(path, "has the wrong size: cut off?");
-  const float* floats =
-      reinterpret_cast<const float*>(static_cast<const char*>(map.get()) + WEIGHTS_HEADER_BYTES);
+  float* floats = reinterpret_cast<float*>(static_cast<char*>(map.get()) + WEIGHTS_HEADER_BYTES);
   if (const std::string p = sample_problem(floats, a, seed); !p.empty())
     throw weights_file_error(path, p);
+  if (copy) {
+    for (int token : {copy->first, copy->second})
+      if (token < 0 || token >= config.vocab)
+        throw ModelError("map_synthetic_file: token " + std::to_string(token) + " is not in [0, " +
+                         std::to_string(config.vocab) + ")");
+    // wte transposed, [d_model, vocab] in panels: column `to` lies in one panel.
+    float* wte = floats + a.offset[0];
+    const int n_in = config.d_model;
+    const size_t first = kernels::panel_index(n_in, 0, copy->second);
+    const size_t last = kernels::panel_index(n_in, n_in - 1, copy->second);
+    const uintptr_t page = 4096;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(wte + first) & ~(page - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(wte + last + 1) + page - 1) & ~(page - 1);
+    if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0)
+      throw weights_file_error(path,
+                               std::string("cannot copy a token's row: ") + std::strerror(errno));
+    for (int k = 0; k < n_in; ++k)
+      wte[kernels::panel_index(n_in, k, copy->second)] =
+          wte[kernels::panel_index(n_in, k, copy->first)];
+    ::mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ);
+  }
   return detail::Access::on_mapped_weights(config, std::move(map), floats);
+}
+
+}  // namespace
+
+Model map_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
+  return map_checked(path, seed, config, nullptr);
+}
+
+Model map_synthetic_file_with_token_row_copied(const std::string& path, uint64_t seed, int from,
+                                               int to, const Config& config) {
+  const std::pair<int, int> copy{from, to};
+  return map_checked(path, seed, config, &copy);
 }
 
 Model detail::Access::on_mapped_weights(const Config& config, std::shared_ptr<void> mapping,

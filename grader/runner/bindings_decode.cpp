@@ -185,7 +185,12 @@ const gpt2::Model& model_for(const json& weights) {
   };
   const int from = token("from"), to = token("to");
   g_variant.reset();
-  g_variant = std::make_unique<gpt2::Model>(base.with_token_row_copied(from, to));
+  // From the weights file: a mapping of its own with only that row's pages copied;
+  // otherwise a copy of the base model's wte.
+  g_variant = std::make_unique<gpt2::Model>(
+      g_weights_file.empty() ? base.with_token_row_copied(from, to)
+                             : gpt2::map_synthetic_file_with_token_row_copied(
+                                   g_weights_file, weights["seed"].get<uint64_t>(), from, to));
   if (g_model_threads > 0) g_variant->set_threads(g_model_threads);
   g_variant_spec = spec;
   return *g_variant;

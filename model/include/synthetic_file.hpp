@@ -31,4 +31,11 @@ void verify_synthetic_file(const std::string& path, uint64_t seed,
 Model map_synthetic_file(const std::string& path, uint64_t seed,
                          const Config& config = gpt2_small());
 
+// The same model with token `to`'s embedding row a copy of token `from`'s, as
+// Model::with_token_row_copied makes it (the same bits), in a mapping of its own: only the
+// pages of that row are copied, so a runner pays a few pages, not a second wte. Throws
+// ModelError as map_synthetic_file does, and for a token id out of range.
+Model map_synthetic_file_with_token_row_copied(const std::string& path, uint64_t seed, int from,
+                                               int to, const Config& config = gpt2_small());
+
 }  // namespace gpt2

@@ -69,6 +69,27 @@ TEST_F(synthetic_file, mapped_gives_the_bits_of_model_synthetic) {
   EXPECT_NO_THROW(gpt2::verify_synthetic_file(p.string(), 7, c));
 }
 
+// The tie a case of stage generate needs, made in the mapping (only the row's pages
+// copied): the same bits as Model::with_token_row_copied, and the file is not changed.
+TEST_F(synthetic_file, a_token_row_copied_in_the_mapping_gives_the_bits_of_the_model_method) {
+  const fs::path p = make("tie");
+  const gpt2::Config c = model_test::small_config();
+  const gpt2::Model generated = gpt2::Model::synthetic(7, c);
+  const int from = 3, to = c.vocab - 2;
+  const gpt2::Model tied = generated.with_token_row_copied(from, to);
+  const gpt2::Model mapped =
+      gpt2::map_synthetic_file_with_token_row_copied(p.string(), 7, from, to, c);
+  const std::vector<int> tokens = {1, 5, 2, 9, 3};
+  const std::vector<float> a = tied.forward(tokens), b = mapped.forward(tokens);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  const size_t vocab = size_t(c.vocab);
+  EXPECT_EQ(std::memcmp(&b[b.size() - vocab + from], &b[b.size() - vocab + to], sizeof(float)), 0);
+  EXPECT_NO_THROW(gpt2::verify_synthetic_file(p.string(), 7, c));
+  EXPECT_THROW(gpt2::map_synthetic_file_with_token_row_copied(p.string(), 7, from, c.vocab, c),
+               gpt2::ModelError);
+}
+
 TEST_F(synthetic_file, another_seed_is_refused) {
   const fs::path p = make("seed");
   const std::string e =
