@@ -67,7 +67,9 @@ TEST(load, the_reference_passes_every_stage_while_two_spinners_keep_both_cores_b
   }
   ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
   const json doc = json::parse(r.output);
-  ASSERT_EQ(doc["stages"].size(), 10u);
+  const json manifest = json::parse(
+      testing_support::read_file(testing_support::source_dir() / "stages/manifest.json"));
+  ASSERT_EQ(doc["stages"].size(), manifest["stages"].size());
   for (const json& stage : doc["stages"])
     for (const json& c : stage["cases"])
       EXPECT_EQ(c["status"], "passed") << stage["stage"] << " " << c.dump();
