@@ -238,10 +238,13 @@ std::string locate_frames(const std::string& executable, const std::vector<uint6
     if (mine.size() > 1) where += ", called from " + shown(mine[1]);
     return where;
   }
-  // No line anywhere: the innermost function the symbol table names, and why no more.
+  // No frame of the code under test has a line: the innermost function without debug info
+  // that the symbol table names (not the runner's own __cxa_throw, which a sanitizer's
+  // backtrace() interceptor leaves on the stack), and why no more is known. Frames with a
+  // line here are the course's own (the runner, the model, the system): passed over.
   for (const CodeFrame& f : all) {
-    if (f.function.empty() || f.function == "??") continue;
-    if (!f.file.empty() && f.file[0] != '?') return "";  // described, but not code under test
+    if (f.function.empty() || f.function == "??" || f.function == "__cxa_throw") continue;
+    if (!f.file.empty() && f.file[0] != '?') continue;
     return "in " + f.function + " (" + kNoDebugInfo + ")";
   }
   return "";
