@@ -270,27 +270,27 @@ TEST(localize_serve, a_step_after_every_request_retired) {
   out["steps"].push_back({{"prefilled", json::array()}, {"decoded", {0}}, {"free_blocks", 8}});
   std::string text = joined(course::localize(f, out));
   EXPECT_TRUE(has(text,
-                  "Your loop runs 5 steps where 4 are expected. Steps 0 .. 3 are as expected. "
+                  "Your loop runs 4 steps where 3 are expected. Steps 0 .. 2 are as expected. "
                   "Every request has "
-                  "retired by the end of step 3 (request 0 at step 3)"))
+                  "retired by the end of step 2 (request 0 at step 2)"))
       << text;
   EXPECT_TRUE(
-      has(text, "your step 4 has {\"decoded\": [0], \"free_blocks\": 8, \"prefilled\": []}"))
+      has(text, "your step 3 has {\"decoded\": [0], \"free_blocks\": 8, \"prefilled\": []}"))
       << text;
 }
 
 TEST(localize_serve, blocks_not_given_back_name_the_retirement) {
   const course::Fixture f = fixture("continuous-batching", "01-one-request.json");
   json out = f.expected;
-  out["steps"][3]["free_blocks"] = 7;  // as cb.retire_without_release leaves the pool
+  out["steps"][2]["free_blocks"] = 7;  // as cb.retire_without_release leaves the pool
   std::string text = joined(course::localize(f, out));
   EXPECT_TRUE(has(text,
-                  "Step 3 is the first whose log differs: free_blocks 7 where 8 is expected at the "
+                  "Step 2 is the first whose log differs: free_blocks 7 where 8 is expected at the "
                   "end of the step. "
-                  "Steps 0 .. 2 are as expected."))
+                  "Steps 0 .. 1 are as expected."))
       << text;
   EXPECT_TRUE(has(text,
-                  "request 0 retires, now that it has its 4 tokens (max_new_tokens), and gives "
+                  "request 0 retires, now that it has its 3 tokens (max_new_tokens), and gives "
                   "back its blocks."))
       << text;
 }
@@ -305,7 +305,7 @@ TEST(localize_paged_fork, a_branch_that_writes_into_the_prompts_block_names_its_
   EXPECT_TRUE(has(text,
                   "The earliest step whose result your final state does not show is step 3, which "
                   "runs branch 0's "
-                  "decode step 0 (token 318) at position 14: its last block 0 is partly filled (14 "
+                  "decode step 0 (token 318) at position 15: its last block 0 is partly filled (15 "
                   "of 16) and shared, "
                   "so it is copied into block 1 (copy-on-write"))
       << text;
