@@ -113,6 +113,14 @@ std::string index_list(const std::vector<int>& values) {
   return s;
 }
 
+std::vector<int> ints_of(const json& j) {
+  std::vector<int> v;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_number_integer()) v.push_back(x.get<int>());
+  return v;
+}
+
 std::string count_text(int64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 || noun == "ulp" ? "" : "s");
 }

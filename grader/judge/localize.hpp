@@ -34,6 +34,10 @@ std::optional<Digest> digest_at(const json& j, const char* key);
 std::string range_text(int first, int last);
 std::string index_list(const std::vector<int>& values);
 
+// The whole numbers of a JSON list, in order; anything else in it (or a `j` that is not a
+// list) is left out.
+std::vector<int> ints_of(const json& j);
+
 // "1 position", "3 positions".
 std::string count_text(int64_t n, const std::string& noun);
 

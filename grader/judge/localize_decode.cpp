@@ -18,7 +18,8 @@ namespace course {
 
 namespace {
 
-constexpr int kLayers = shape::kLayers, kHeads = shape::kHeads, kDim = shape::kHeadDim;
+constexpr int kLayers = shape::kLayers, kHeads = shape::kHeads, kDim = shape::kHeadDim,
+              kDModel = shape::kDModel;
 
 }  // namespace
 
@@ -37,7 +38,7 @@ bool one_hot(const Tensor& values) {
   for (int64_t j = 0; j < n; ++j)
     for (int h = 0; h < kHeads; ++h)
       for (int d = 0; d < kDim; ++d)
-        if (values.data[size_t(j * 768 + h * kDim + d)] != (d == j ? 1.0f : 0.0f)) return false;
+        if (values.data[size_t(j * kDModel + h * kDim + d)] != (d == j ? 1.0f : 0.0f)) return false;
   return true;
 }
 
@@ -86,7 +87,7 @@ Lines localize_probe(const Fixture& fx, const json& actual) {
     max_ulp = u < 0 || max_ulp < 0 ? -1 : std::max(max_ulp, u);
   }
   if (bad == 0) return out;
-  const int r = first / 768, h = (first % 768) / kDim, d = first % kDim;
+  const int r = first / kDModel, h = (first % kDModel) / kDim, d = first % kDim;
   const int p = n - n_rows + r;
   const std::string where = (causal ? "Row " + std::to_string(r) + " (position " + std::to_string(p) + ", which sees positions 0 .. " + std::to_string(p) + "), head " : "Head ") +
                             std::to_string(h);
@@ -96,7 +97,7 @@ Lines localize_probe(const Fixture& fx, const json& actual) {
                   "[h][j] is the weight given to position j. " + where + " is the first with a wrong weight, at position " +
                   std::to_string(d) + (d >= n ? " (there are only " + std::to_string(n) + " positions: it must stay 0)" : "") +
                   "." + right);
-    out.push_back(weights_table(*e, *a, size_t(r) * 768 + size_t(h) * kDim, std::max(n, d + 1), d));
+    out.push_back(weights_table(*e, *a, size_t(r) * kDModel + size_t(h) * kDim, std::max(n, d + 1), d));
   } else {
     out.push_back(where + ", dim " + std::to_string(d) + " is the first wrong value: expected " +
                   format_float(e->data[size_t(first)], a->data[size_t(first)]) + ", got " +
@@ -294,14 +295,6 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
 }
 
 namespace {
-
-std::vector<int> ints_of(const json& j) {
-  std::vector<int> v;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_number_integer()) v.push_back(x.get<int>());
-  return v;
-}
 
 // Whether the learner's "continued" has one entry per expected continuation; if not, the
 // finding is said in `out` and nothing more is read from them.
