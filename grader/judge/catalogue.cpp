@@ -302,7 +302,9 @@ const std::vector<KnownMistake>& known_mistakes() {
 
 Diagnosis diagnosis(const std::string& id, const std::string& parameter) {
   for (const KnownMistake& m : known_mistakes())
-    if (id == m.id) return {m.id, parameter, fill(m.title, parameter), fill(m.explanation, parameter), m.lesson, m.hint};
+    if (id == m.id)
+      return {m.id,     parameter, fill(m.title, parameter), fill(m.explanation, parameter),
+              m.lesson, m.hint};
   throw std::logic_error("unknown diagnosis id " + id);
 }
 

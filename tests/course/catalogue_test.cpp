@@ -239,7 +239,8 @@ TEST(catalogue_files, each_hint_tier_is_one_of_its_stages) {
       if (std::string(m.lesson).rfind("stages/" + s.folder + "/lesson.md#", 0) == 0) stage = &s;
     ASSERT_NE(stage, nullptr) << m.id << ": " << m.lesson;
     EXPECT_GE(m.hint, 0) << m.id;
-    EXPECT_LE(m.hint, int(stage->hints.size())) << m.id << " names a tier " << stage->slug << " does not have";
+    EXPECT_LE(m.hint, int(stage->hints.size()))
+        << m.id << " names a tier " << stage->slug << " does not have";
   }
 }
 

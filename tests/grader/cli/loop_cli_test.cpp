@@ -187,12 +187,11 @@ struct FakeCourse {
     write_file(watched / "a.cpp", "int a = 1;\n");
     write_file(dir / "failing-runner", "#!/bin/sh\nexit 3\n");
     fs::permissions(dir / "failing-runner", fs::perms::owner_all);
-    write_file(dir / "rebuild.sh", "echo build >> '" + builds.string() + "'\n" +
-                                       "if grep -q BROKEN '" + (watched / "a.cpp").string() +
-                                       "'; then\n" + "  ln -sf '" +
-                                       (dir / "failing-runner").string() + "' '" + runner.string() +
-                                       "'\nelse\n  ln -sf '" + bin(good) + "' '" +
-                                       runner.string() + "'\nfi\n");
+    write_file(dir / "rebuild.sh",
+               "echo build >> '" + builds.string() + "'\n" + "if grep -q BROKEN '" +
+                   (watched / "a.cpp").string() + "'; then\n" + "  ln -sf '" +
+                   (dir / "failing-runner").string() + "' '" + runner.string() +
+                   "'\nelse\n  ln -sf '" + bin(good) + "' '" + runner.string() + "'\nfi\n");
   }
 
   std::vector<std::string> args(std::vector<std::string> extra = {}) const {
@@ -369,12 +368,15 @@ TEST(watch_cli, an_identified_mistake_offers_its_hint_then_says_it_is_open) {
   EXPECT_TRUE(has(w.last_round(), "[kvc.kv_swapped]")) << w.last_round();
   EXPECT_TRUE(has(w.last_round(), "hint 2 of 3 (the approach) covers this:")) << w.last_round();
   w.send("h");
-  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 1 of 3 for stage 1"); }, 10s)) << w.output();
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 1 of 3 for stage 1"); }, 10s))
+      << w.output();
   w.send("h");
-  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 2 of 3 for stage 1"); }, 10s)) << w.output();
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 2 of 3 for stage 1"); }, 10s))
+      << w.output();
   w.send("v");
-  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "hint 2 of 3 (the approach), already open, covers this"); },
-                           10s))
+  ASSERT_TRUE(w.wait_until(
+      [&] { return has(w.output(), "hint 2 of 3 (the approach), already open, covers this"); },
+      10s))
       << w.output();
   w.send("q");
   EXPECT_EQ(w.wait_exit(), 1) << w.output();
