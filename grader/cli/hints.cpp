@@ -5,6 +5,7 @@
 
 #include "cli/progress.hpp"
 #include "cli/view.hpp"
+#include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
 
 namespace course {
@@ -56,6 +57,23 @@ void print_hint(std::ostream& out, const Stage& stage, int tier, bool again) {
         << ": `build/bin/grader --hint --stage " << stage.slug << "` again opens the next.\n";
   else
     out << "That is the last tier of this stage's hints.\n";
+}
+
+std::string hint_offer(const Stage& stage, int tier, int opened) {
+  const int total = int(stage.hints.size());
+  if (tier < 1 || tier > total) return "";
+  const std::string which = "hint " + std::to_string(tier) + " of " + std::to_string(total) + " (" +
+                            hint_tier_name(tier) + ")";
+  if (tier <= opened) return which + ", already open, covers this";
+  return which + " covers this: `h` in watch mode, or `build/bin/grader --hint --stage " +
+         stage.slug + "`, opens the hints one tier at a time";
+}
+
+std::string hint_offer(const Diagnosis& mistake, const Progress& progress) {
+  for (const Stage& s : stage_table())
+    if (mistake.lesson.rfind("stages/" + s.folder + "/lesson.md#", 0) == 0)
+      return hint_offer(s, mistake.hint, progress.hints(s));
+  return "";
 }
 
 }  // namespace course

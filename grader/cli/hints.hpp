@@ -12,6 +12,7 @@ namespace course {
 
 struct Stage;
 struct Progress;
+struct Diagnosis;
 
 // "the idea", "the approach", "near code" (tier 3 and on).
 std::string hint_tier_name(int tier);
@@ -29,5 +30,15 @@ int open_next_hint(Progress& progress, const Stage& stage);
 // What `grader --hint` prints for tier `tier`: the title, the text, and what is left
 // (`again`: every tier was already open, this is the last one shown again).
 void print_hint(std::ostream& out, const Stage& stage, int tier, bool again);
+
+// The line offered under an identified mistake whose catalogue entry names tier `tier` of
+// its stage's hints, `opened` tiers being open: "hint 2 of 3 (the approach) covers this:
+// ..." with how to open it, or "..., already open, covers this" once it is. Empty when
+// the entry names no tier (0) or one the stage does not have.
+std::string hint_offer(const Stage& stage, int tier, int opened);
+
+// The same for an identified mistake, its stage found from its lesson path
+// ("stages/<folder>/lesson.md#..."), with the tiers `progress` has open.
+std::string hint_offer(const Diagnosis& mistake, const Progress& progress);
 
 }  // namespace course

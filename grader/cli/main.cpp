@@ -724,6 +724,9 @@ int main(int argc, char** argv) {
   run.track_progress = track_progress;
   run.progress_file = progress_file;
   run.style.output_label = cli.impl == "learner" && default_runner ? "[your code]" : "[runner]";
+  // Under an identified mistake, the hint tier that covers it; never in a platform's results.
+  if (cli.format == "text")
+    run.style.hint_offer = [progress](const Diagnosis& d) { return hint_offer(d, progress); };
   if (int status = prepare_run(cli, todo, output, run); status >= 0) return status;
 
   if (cli.watch) return watch(cli, output, todo.front(), run);

@@ -63,6 +63,9 @@ std::vector<std::string> identified_lines(const std::vector<Diagnosis>& ds, cons
     lines.push_back("  " + paint("33", "[" + d.id + (d.parameter.empty() ? "" : ": " + d.parameter) + "] " + d.title));
     lines.push_back("    " + d.explanation);
     lines.push_back("    read: " + d.lesson);
+    if (style.hint_offer)
+      if (const std::string offer = style.hint_offer(d); !offer.empty())
+        lines.push_back("    " + offer);
   }
   return lines;
 }

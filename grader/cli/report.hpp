@@ -1,7 +1,9 @@
 // Rendering results: text for a person, JSON for a machine.
 #pragma once
 
+#include <functional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "judge/grade.hpp"
@@ -12,6 +14,10 @@ struct TextStyle {
   bool color = false;
   bool times = true;  // seconds per case and stage (off: --no-times, for stable transcripts)
   std::string output_label = "[your code]";  // prefix of each line the code under test printed
+  // The line offering the hint tier that addresses an identified mistake (hints.hpp); empty
+  // function or empty line: none. Left empty for the autograders' formats, which never
+  // mention hints.
+  std::function<std::string(const Diagnosis&)> hint_offer;
 };
 
 void print_stage_text(std::ostream& out, const StageResult& result, const TextStyle& style);

@@ -219,7 +219,8 @@ std::vector<std::string> verdict_frame(const StageResult& r, const TextStyle& st
   sections.push_back({{paint(color, "1", title) + " — " + tally + (style.times ? " (" + seconds(r.seconds) + ")" : "")}, 0});
   sections.push_back({case_lines(r, color, failing.size() > 1 ? shown : nullptr), 3});
   if (shown) {
-    const FailureParts parts = failure_parts(*shown, TextStyle{false, style.times, style.output_label});
+    const FailureParts parts =
+        failure_parts(*shown, TextStyle{false, style.times, style.output_label, style.hint_offer});
     std::string head = "── " + shown->name;
     if (failing.size() > 1) head += " (failure " + std::to_string(std::find(failing.begin(), failing.end(), shown) - failing.begin() + 1) +
                                     " of " + std::to_string(failing.size()) + "; e shows the next)";
@@ -229,8 +230,9 @@ std::vector<std::string> verdict_frame(const StageResult& r, const TextStyle& st
     sections.push_back({message, 0});
     std::vector<std::string> diagnoses;
     for (size_t i = 0; i < parts.diagnoses.size(); ++i) {
-      // "Identified: ...", then per mistake "  [id] title", its explanation, its lesson.
-      const bool title_line = i == 0 || (i - 1) % 3 == 0;
+      // "Identified: ...", then per mistake "  [id] title", its explanation, its lesson and
+      // perhaps the hint that covers it.
+      const bool title_line = i == 0 || parts.diagnoses[i].rfind("  [", 0) == 0;
       for (const std::string& line : wrap_text(parts.diagnoses[i], width, "  ", "        "))
         diagnoses.push_back(title_line ? paint(color, "33", line) : line);
     }

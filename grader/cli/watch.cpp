@@ -386,7 +386,15 @@ class Session {
   enum class View { verdict, hint, list };
 
   explicit Session(const WatchOptions& o, const std::string& how)
-      : o_(o), stage_(o.stage), how_(how) {}
+      : o_(o), stage_(o.stage), how_(how) {
+    // The hint offered under an identified mistake counts the tiers open now, from the
+    // same place `h` keeps them.
+    verdict_style_.hint_offer = [this](const Diagnosis& d) {
+      return hint_offer(d, o_.track_progress ? Progress::load(o_.progress_file) : session_hints_);
+    };
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   bool done() const { return done_; }
   int exit_code() const { return exit_code_; }
@@ -595,7 +603,7 @@ class Session {
       std::vector<std::string> footer = footer_;
       if (!status_.empty()) footer.insert(footer.begin(), status_);
       if (last_result_) {
-        frame = verdict_frame(*last_result_, o_.style, screen, focus_, footer);
+        frame = verdict_frame(*last_result_, verdict_style_, screen, focus_, footer);
       } else {
         std::vector<Section> sections = {{verdict_lines_, 1}, {footer, 0}};
         frame = fit_frame(sections, screen);
@@ -647,6 +655,7 @@ class Session {
   }
 
   const WatchOptions& o_;
+  TextStyle verdict_style_ = o_.style;  // o_.style, with the hint offer of this session
   const Stage* stage_;
   View view_ = View::verdict;
   int hint_tier_ = 1;        // the tier on the hint page

@@ -33,6 +33,7 @@ struct Diagnosis {
   std::string title;        // a few words, the parameter filled in
   std::string explanation;  // what the mistake does, the parameter filled in
   std::string lesson;       // "stages/01-cache-structure/lesson.md#mistake-transposed-layout"
+  int hint = 0;             // the tier of its stage's hints that addresses it; 0: none does
 };
 
 // One catalogue entry. `title` and `explanation` may hold "{parameter}".
@@ -41,6 +42,7 @@ struct KnownMistake {
   const char* title;
   const char* explanation;
   const char* lesson;
+  int hint;  // the tier of its stage's hints that addresses it, chosen by hand; 0: none
 };
 const std::vector<KnownMistake>& known_mistakes();  // catalogue.cpp
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
 #include "judge/variants.hpp"
 #include "test_support.hpp"
@@ -226,6 +227,20 @@ TEST(catalogue_files, no_golden_file_is_stale_and_none_is_left_in_tests) {
       EXPECT_FALSE(course::is_variant_file(e.path()) || e.path().extension() == ".txt")
           << e.path() << ": the catalogue lives in the stages' folders now (stages/<folder>/mistakes, "
           << "stages/<folder>/golden): move it there";
+  }
+}
+
+// Issue 22: an entry's hint tier (the one offered under the identified mistake) is one its
+// stage has; 0 is no tier.
+TEST(catalogue_files, each_hint_tier_is_one_of_its_stages) {
+  for (const course::KnownMistake& m : course::known_mistakes()) {
+    const course::Stage* stage = nullptr;
+    for (const course::Stage& s : course::stage_table())
+      if (std::string(m.lesson).rfind("stages/" + s.folder + "/lesson.md#", 0) == 0) stage = &s;
+    ASSERT_NE(stage, nullptr) << m.id << ": " << m.lesson;
+    EXPECT_GE(m.hint, 0) << m.id;
+    EXPECT_LE(m.hint, int(stage->hints.size()))
+        << m.id << " names a tier " << stage->slug << " does not have";
   }
 }
 

@@ -106,3 +106,49 @@ TEST(hints_cli, an_autograders_results_never_mention_the_hints_opened) {
     EXPECT_FALSE(has(r.output, "Hint ")) << format << "\n" << r.output;
   }
 }
+
+// Under an identified mistake, the tier of its stage's hints that covers it (the catalogue
+// names it): how to open it while it is closed, "already open" once it is, and never a
+// word of hints in an autograder's results.
+TEST(hints_cli, an_identified_mistake_offers_the_tier_that_covers_it) {
+  TempDir state;
+  const std::string grade =
+      "--runner " + bin("runner-buggy-kv_swapped") + " --stage cache-structure --no-times";
+  auto closed = run(grader(grade, state));
+  EXPECT_EQ(closed.exit_code, 1) << closed.output;
+  EXPECT_TRUE(has(closed.output, "[kvc.kv_swapped] keys and values swapped")) << closed.output;
+  EXPECT_TRUE(has(closed.output,
+                  "      hint 2 of 3 (the approach) covers this: `h` in watch mode, or "
+                  "`build/bin/grader --hint --stage cache-structure`, opens the hints one tier "
+                  "at a time\n"))
+      << closed.output;
+
+  run(grader("--hint --stage cache-structure", state));
+  auto one_open = run(grader(grade, state));
+  EXPECT_TRUE(has(one_open.output, "hint 2 of 3 (the approach) covers this: ")) << one_open.output;
+  run(grader("--hint --stage cache-structure", state));
+  auto open = run(grader(grade, state));
+  EXPECT_EQ(open.exit_code, 1) << open.output;
+  EXPECT_TRUE(has(open.output, "      hint 2 of 3 (the approach), already open, covers this\n"))
+      << open.output;
+  EXPECT_FALSE(has(open.output, "covers this: ")) << open.output;
+
+  for (const char* format : {"gradescope", "exercism"}) {
+    const auto file = state / (std::string(format) + ".json");
+    auto r = run(grader(grade + " --format " + format + " --output " + file.string(), state));
+    const std::string doc = read_file(file);
+    EXPECT_TRUE(has(doc, "kv_swapped")) << format << ": " << doc;
+    EXPECT_FALSE(has(doc, "hint")) << format << ": " << doc;
+    EXPECT_FALSE(has(doc, "covers this")) << format << ": " << doc;
+  }
+}
+
+// A mistake whose entry names no tier (no hint's text addresses it) is offered none.
+TEST(hints_cli, a_mistake_no_hint_addresses_is_offered_none) {
+  TempDir state;
+  auto r = run(grader(
+      "--runner " + bin("runner-buggy-double_append") + " --stage one-token --no-times", state));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "[dec.double_append]")) << r.output;
+  EXPECT_FALSE(has(r.output, "covers this")) << r.output;
+}

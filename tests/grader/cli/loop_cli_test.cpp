@@ -182,16 +182,16 @@ struct FakeCourse {
   fs::path runner = dir / "runner";
   fs::path builds = dir / "builds.log";
 
-  FakeCourse() {
+  // `good`: the runner a build without BROKEN links (a known mistake's, for a failing verdict).
+  explicit FakeCourse(const std::string& good = "runner-reference") {
     write_file(watched / "a.cpp", "int a = 1;\n");
     write_file(dir / "failing-runner", "#!/bin/sh\nexit 3\n");
     fs::permissions(dir / "failing-runner", fs::perms::owner_all);
-    write_file(dir / "rebuild.sh", "echo build >> '" + builds.string() + "'\n" +
-                                       "if grep -q BROKEN '" + (watched / "a.cpp").string() +
-                                       "'; then\n" + "  ln -sf '" +
-                                       (dir / "failing-runner").string() + "' '" + runner.string() +
-                                       "'\nelse\n  ln -sf '" + bin("runner-reference") + "' '" +
-                                       runner.string() + "'\nfi\n");
+    write_file(dir / "rebuild.sh",
+               "echo build >> '" + builds.string() + "'\n" + "if grep -q BROKEN '" +
+                   (watched / "a.cpp").string() + "'; then\n" + "  ln -sf '" +
+                   (dir / "failing-runner").string() + "' '" + runner.string() +
+                   "'\nelse\n  ln -sf '" + bin(good) + "' '" + runner.string() + "'\nfi\n");
   }
 
   std::vector<std::string> args(std::vector<std::string> extra = {}) const {
@@ -356,6 +356,30 @@ TEST(watch_cli, keys_hint_list_rerun_next_quit) {
   w.send("q");
   EXPECT_EQ(w.wait_exit(), 0) << w.output();
   EXPECT_FALSE(fs::exists(state / "progress.json")) << "--runner is not the learner's code";
+}
+
+// Under an identified mistake, the hint tier that covers it; once `h` has opened it, the
+// verdict says it is open.
+TEST(watch_cli, an_identified_mistake_offers_its_hint_then_says_it_is_open) {
+  FakeCourse course("runner-buggy-kv_swapped");
+  TempDir state;
+  WatchProcess w(course.args(), state);
+  ASSERT_TRUE(w.wait_verdict(false)) << w.output();
+  EXPECT_TRUE(has(w.last_round(), "[kvc.kv_swapped]")) << w.last_round();
+  EXPECT_TRUE(has(w.last_round(), "hint 2 of 3 (the approach) covers this:")) << w.last_round();
+  w.send("h");
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 1 of 3 for stage 1"); }, 10s))
+      << w.output();
+  w.send("h");
+  ASSERT_TRUE(w.wait_until([&] { return has(w.output(), "Hint 2 of 3 for stage 1"); }, 10s))
+      << w.output();
+  w.send("v");
+  ASSERT_TRUE(w.wait_until(
+      [&] { return has(w.output(), "hint 2 of 3 (the approach), already open, covers this"); },
+      10s))
+      << w.output();
+  w.send("q");
+  EXPECT_EQ(w.wait_exit(), 1) << w.output();
 }
 
 // `p` writes the last verdict's pictures (grader --report's HTML file), and the footer offers it.
