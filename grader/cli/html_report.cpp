@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -335,27 +336,23 @@ RowDiff row_diff(const json& expected, const json& actual) {
     return d;
   }
   const Tensor a = tensor_from_json(actual);
-  std::vector<int64_t> shape;
+  std::optional<Digest> digest;
+  std::optional<Tensor> tensor;
+  if (is_digest(expected))
+    digest = digest_from_json(expected);
+  else
+    tensor = tensor_from_json(expected);
+  const std::vector<int64_t> shape = digest ? digest->shape : tensor->shape;
+  d.axes = digest ? digest->axes : tensor->axes;
+  if (a.shape != shape) {
+    d.problem = "shape " + shape_text(a.shape) + " where the reference has " + shape_text(shape);
+    return d;
+  }
   std::vector<bool> match;
-  if (is_digest(expected)) {
-    const Digest e = digest_from_json(expected);
-    shape = e.shape;
-    d.axes = e.axes;
-    if (a.shape != e.shape) {
-      d.problem =
-          "shape " + shape_text(a.shape) + " where the reference has " + shape_text(e.shape);
-      return d;
-    }
-    match = rows_matching(e, a);
+  if (digest) {
+    match = rows_matching(*digest, a);
   } else {
-    const Tensor e = tensor_from_json(expected);
-    shape = e.shape;
-    d.axes = e.axes;
-    if (a.shape != e.shape) {
-      d.problem =
-          "shape " + shape_text(a.shape) + " where the reference has " + shape_text(e.shape);
-      return d;
-    }
+    const Tensor& e = *tensor;
     const size_t row = e.shape.empty() ? 1 : size_t(std::max<int64_t>(e.shape.back(), 1));
     for (size_t start = 0; start < e.data.size(); start += row) {
       bool same = true;

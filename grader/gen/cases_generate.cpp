@@ -60,18 +60,25 @@ void require_generation(const json& run, const std::vector<int>& context, int n,
                         who + "'s cache " + name + " equal a fresh prefill's");
 }
 
+// What every generation case checks once its own checks passed, and what it expects: the
+// stream is the tokens, the work is one row per position fed (the prompt, then each new
+// token but the last), and the cache's digest.
+json checked_generation(const json& out, const std::vector<int>& prompt, int n) {
+  require(out.at("streamed") == out.at("tokens"),
+          "on_token was called with every token, in order");
+  require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
+  json expected = digest_cache(out);
+  expected["work"] = expected_work(out.at("work"));
+  return expected;
+}
+
 }  // namespace
 
 CaseSpec generate_case(std::string name, std::string checks, std::vector<int> prompt, int n) {
   json input = {{"weights", decode_weights_spec()}, {"prompt", prompt}, {"max_new_tokens", n}};
   auto finalize = [prompt, n](const json& out) {
     require_generation(out, prompt, n, "the generation");
-    require(out.at("streamed") == out.at("tokens"),
-            "on_token was called with every token, in order");
-    require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
-    json expected = digest_cache(out);
-    expected["work"] = expected_work(out.at("work"));
-    return expected;
+    return checked_generation(out, prompt, n);
   };
   return {"generate", std::move(name), std::move(checks), "run_generate", input, finalize};
 }
@@ -110,12 +117,7 @@ CaseSpec tie_case(std::string name, std::vector<int> prompt, int n) {
     for (size_t j = 0; j < vocab; ++j)
       require(!(row[j] > row[from]), "the tied tokens hold the largest logit");
     require(out.at("tokens").at(0) == from, "greedy chose the lower of the tied ids");
-    require(out.at("streamed") == out.at("tokens"),
-            "on_token was called with every token, in order");
-    require_work(out.at("work"), int64_t(prompt.size()) + n - 1);
-    json expected = digest_cache(out);
-    expected["work"] = expected_work(out.at("work"));
-    return expected;
+    return checked_generation(out, prompt, n);
   };
   return {"generate", std::move(name), std::move(checks), "run_generate", input, finalize};
 }
