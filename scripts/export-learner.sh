@@ -49,8 +49,9 @@ mkdir -p "$out/.github/workflows"
 bash "$learner/classroom-workflow.sh" <<<"$stages" >"$out/.github/workflows/classroom.yml"
 
 # Nothing of the solution or of the instructor's side may have slipped in.
-for forbidden in reference tests grader/gen fixtures-hidden; do
-  if [ -e "$out/$forbidden" ]; then
+for forbidden in reference tests grader/gen fixtures-hidden "stages/*/gen"; do
+  # compgen -G: a "*" in the path matches any stage's folder.
+  if compgen -G "$out/$forbidden" >/dev/null; then
     echo "export-learner: $forbidden/ ended up in the export; refusing" >&2
     rm -rf "$out"
     exit 1
