@@ -12,13 +12,18 @@
 
 namespace course {
 
-// ---- cases_decode.cpp ------------------------------------------------------------------
+// Each section's builders are defined in the folder of the stage that introduces their
+// adapter (stages/<folder>/gen/cases.cpp), and used by that stage's and later stages' cases.
+
+// ---- attention probes and GPT-2 runs ---------------------------------------------------
 
 // A float in about [-2, 2) from (seed, index), with no short binary expansion.
 float hashed_float(uint64_t seed, uint64_t index);
 
-// An attention probe's input: n cached positions of hashed keys and values and n_rows
-// query rows (0: one query, [768]).
+// An attention probe's input: n cached positions of hand-made keys and one-hot value rows,
+// and n_rows query rows (0: one query, [768]).
+json probe_input(int n, int n_rows);
+// The same of hashed keys, values and queries.
 json random_probe_input(uint64_t seed, int n, int n_rows);
 
 CaseSpec random_attend_one_case(std::string name, std::string checks, uint64_t seed, int n);
@@ -31,42 +36,48 @@ json expected_work(const json& work);
 // and Model::forward was not called.
 void require_work(const json& work, int64_t new_positions);
 
-// Stage one-token: `tokens` decoded one at a time into an empty cache.
+// `tokens` decoded one at a time into an empty cache (run_decode).
 CaseSpec decode_case(std::string name, std::string checks, std::vector<int> tokens);
-// Stage prefill: prefills of `chunks`, one after the other, on one cache.
+// Prefills of `chunks`, one after the other, on one cache (run_prefill).
 CaseSpec prefill_case(std::string name, std::string checks, std::vector<std::vector<int>> chunks);
-// Stage prefix-reuse: `prefix` saved once, continued by each suffix.
+// `prefix` saved once, continued by each suffix (run_prefix_reuse).
 CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefix,
                     std::vector<std::vector<int>> suffixes);
 
-// ---- cases_rollback.cpp ----------------------------------------------------------------
+// ---- speculative rounds ----------------------------------------------------------------
 
 // Speculative rounds after `prompt`: rounds is [{"draft": [ids], "accepted": n, "next": id}].
 CaseSpec speculative_case(std::string name, std::string checks, std::vector<int> prompt, json rounds);
 
-// ---- cases_paged.cpp -------------------------------------------------------------------
+// ---- paged forks -----------------------------------------------------------------------
 
 CaseSpec fork_case(std::string name, std::string checks, int n_blocks, std::vector<int> prompt,
                    std::vector<std::vector<int>> branches);
 
-// ---- cases_server.cpp ------------------------------------------------------------------
+// ---- prefix traces and serving -------------------------------------------------------
+
+// n token ids from a small generator: valid ids, distinct enough that prompts only share
+// what a case makes them share.
+std::vector<int> words(uint32_t seed, int n);
+// v[from, to).
+std::vector<int> slice(const std::vector<int>& v, size_t from, size_t to);
 
 CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vector<std::vector<int>> prompts);
 // requests: [{"prompt": [ids], "max_new_tokens": n, "arrival": step}].
 CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json requests);
 
-// ---- cases_generate.cpp ----------------------------------------------------------------
+// ---- greedy generation -----------------------------------------------------------------
 
-// Stage generate: greedy generation of n tokens after `prompt`, into a fresh cache.
+// Greedy generation of n tokens after `prompt`, into a fresh cache (run_generate).
 CaseSpec generate_case(std::string name, std::string checks, std::vector<int> prompt, int n);
-// Stage generate: `prefix` saved once, each suffix continued on a clone for n tokens.
+// `prefix` saved once, each suffix continued on a clone for n tokens (run_generate_from).
 CaseSpec continue_case(std::string name, std::string checks, std::vector<int> prefix,
                        std::vector<std::vector<int>> suffixes, int n);
 
 // ---- cases_random.cpp: the seeded generator ---------------------------------------------
 
-// The stages the generator makes cases for, in course order (every stage of
-// stages/manifest.json; a test checks that).
+// The stages the generator makes cases for, in course order: every stage of
+// stages/manifest.json (gen/stage_cases.hpp).
 std::vector<std::string> random_stages();
 
 // `count` new cases of `stage`, the same for the same (stage, seed, count) on any machine:

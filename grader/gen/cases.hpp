@@ -1,5 +1,6 @@
-// The graded cases, defined once: the generator runs each through the reference and
-// writes fixtures/<stage>/<name>.json(.gz) with the reference's output as "expected".
+// The graded cases, defined once, each in its stage's folder (gen/stage_cases.hpp): the
+// generator runs each through the reference and writes fixtures/<stage>/<name>.json(.gz)
+// with the reference's output as "expected".
 #pragma once
 
 #include <functional>
@@ -23,17 +24,9 @@ struct CaseSpec {
   bool expect_error = false;
 };
 
-std::vector<CaseSpec> cache_cases();     // cases_cache.cpp: stages 1-2
-std::vector<CaseSpec> decode_cases();    // cases_decode.cpp: stages 3-5
-std::vector<CaseSpec> rollback_cases();  // cases_rollback.cpp: stage 6
-std::vector<CaseSpec> paged_cases();     // cases_paged.cpp: stage 7
-std::vector<CaseSpec> prefix_cache_cases();  // cases_server.cpp: stage 8
-std::vector<CaseSpec> batching_cases();      // cases_server.cpp: stage 9
-std::vector<CaseSpec> generate_cases();      // cases_generate.cpp: stage 10
-
 // ---- Helpers the case files share (support.cpp) ---------------------------------------
 
-// Stage 1's self-describing row of append number `append_id`:
+// The self-describing row of append number `append_id` (the cache plans' rows):
 //   k[h*64 + d] = append_id * 768 + h * 64 + d + 1,  v = -k
 // (integers below 2^24, exact in float32), as {"k": tensor, "v": tensor}.
 json describing_row(int append_id);

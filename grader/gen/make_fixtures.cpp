@@ -1,7 +1,7 @@
-// make-fixtures: runs every case in cases_*.cpp through the reference implementation and
-// writes fixtures/<stage>/<case>.json(.gz). With --mistakes it also runs every catalogued
-// mistake and valid alternative of the stages' folders (stages/<folder>/mistakes) on every
-// case of its stage (mistake_runs.hpp) and records the mistakes' answers in the fixtures.
+// make-fixtures: runs every stage's cases (stages/<folder>/gen/cases.cpp) through the reference
+// implementation and writes fixtures/<stage>/<case>.json(.gz). With --mistakes it also runs every
+// catalogued mistake and valid alternative of the stages' folders (stages/<folder>/mistakes) on
+// every case of its stage (mistake_runs.hpp) and records the mistakes' answers in the fixtures.
 //
 //   make-fixtures --out DIR [--stage SLUG] [--mistakes stages --runners build/bin
 //                 [--weights build/weights]]
@@ -26,6 +26,7 @@
 
 #include "gen/builders.hpp"
 #include "gen/mistake_runs.hpp"
+#include "gen/stage_cases.hpp"
 #include "judge/stages.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
@@ -79,12 +80,16 @@ Fixture reference_fixture(const CaseSpec& spec) {
   return f;
 }
 
-// The committed cases, in course order.
+// The committed cases, in course order: each stage's own (gen/stage_cases.hpp).
 std::vector<CaseSpec> committed_cases() {
-  std::vector<CaseSpec> cases = cache_cases();
-  for (auto* more : {decode_cases, rollback_cases, paged_cases, prefix_cache_cases, batching_cases,
-                     generate_cases})
-    for (auto& c : more()) cases.push_back(std::move(c));
+  std::vector<CaseSpec> cases;
+  for (const StageCases& stage : stage_cases())
+    for (CaseSpec& c : stage.cases()) {
+      if (c.stage != stage.slug)
+        throw std::runtime_error("stage " + std::string(stage.slug) + "'s cases hold " + c.name +
+                                 " of stage \"" + c.stage + "\"");
+      cases.push_back(std::move(c));
+    }
   return cases;
 }
 

@@ -1,4 +1,5 @@
-// Cases of stages one-token, prefill and prefix-reuse.
+// Cases of stage one-token, and the GPT-2 builders of stages prefill and prefix-reuse
+// build on (gen/builders.hpp).
 //
 // Two kinds of case per stage:
 //  * attention probes (attend_one, attend_causal), on one layer's cache that the fixture
@@ -46,6 +47,8 @@ json tensor_numbers(std::vector<int64_t> shape, std::vector<std::string> axes,
   return tensor_to_json(t, TensorEncoding::numbers);
 }
 
+}  // namespace
+
 // A probe's cache of n positions and its n_rows query rows.
 json probe_input(int n, int n_rows) {
   std::vector<float> keys(size_t(n) * kDModel), values(size_t(n) * kDModel, 0.0f),
@@ -74,8 +77,6 @@ json probe_input(int n, int n_rows) {
   in["values"] = tensor_numbers({n, kDModel}, {"pos", "feature"}, values);
   return in;
 }
-
-}  // namespace
 
 // A float in about [-2, 2) from (seed, index), with no short binary expansion: splitmix64's
 // mixing function, 20 bits of it, divided by an odd number.
@@ -126,7 +127,7 @@ void require_work(const json& work, int64_t new_positions) {
   require(work.at("forward_tokens") == 0, "the run does not call Model::forward");
 }
 
-// ---- stage one-token -------------------------------------------------------------------
+// ---- one token -------------------------------------------------------------------------
 
 CaseSpec attend_one_case(std::string name, std::string checks, int n) {
   return {"one-token",  std::move(name),   std::move(checks),
@@ -154,91 +155,6 @@ CaseSpec decode_case(std::string name, std::string checks, std::vector<int> toke
   return {"one-token", std::move(name), std::move(checks), "run_decode", input, finalize};
 }
 
-// ---- stage prefill ---------------------------------------------------------------------
-
-CaseSpec attend_causal_case(std::string name, std::string checks, int n, int n_rows) {
-  return {"prefill",       std::move(name),        std::move(checks),
-          "attend_causal", probe_input(n, n_rows), nullptr};
-}
-
-CaseSpec random_attend_causal_case(std::string name, std::string checks, uint64_t seed, int n,
-                                   int n_rows) {
-  return {"prefill", std::move(name), std::move(checks), "attend_causal",
-          random_probe_input(seed, n, n_rows), nullptr};
-}
-
-// Prefills of `chunks`, one after the other, on one cache.
-CaseSpec prefill_case(std::string name, std::string checks,
-                      std::vector<std::vector<int>> chunks) {
-  json input = {{"weights", decode_weights_spec()}, {"chunks", chunks}};
-  std::vector<int> tokens;
-  for (const auto& c : chunks) tokens.insert(tokens.end(), c.begin(), c.end());
-  auto finalize = [tokens, chunks](const json& out) {
-    const gpt2::Model& model = model_for(decode_weights_spec());
-    const size_t vocab = size_t(model.config().vocab);
-    std::vector<float> forward = model.forward(tokens);  // [T, vocab]
-    Tensor logits = tensor_of(out["logits"]);            // [n_chunks, vocab]
-    size_t end = 0;
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      end += chunks[c].size();
-      require(same_bits(std::vector<float>(logits.data.begin() + long(c * vocab),
-                                           logits.data.begin() + long((c + 1) * vocab)),
-                        forward.data() + (end - 1) * vocab, vocab),
-              "each chunk's logits equal Model::forward's at the chunk's last position");
-    }
-    json decoded =
-        run_adapter("run_decode", {{"weights", decode_weights_spec()}, {"tokens", tokens}});
-    for (const char* name : {"keys", "values"}) {
-      Tensor a = tensor_of(out[name]), b = tensor_of(decoded[name]);
-      require(a.shape == b.shape && same_bits(a.data, b.data.data(), b.data.size()),
-              std::string("prefill's cached ") + name + " equal decode's");
-    }
-    require_work(out["work"], int64_t(tokens.size()));
-    json expected = digest_cache(out);
-    expected["work"] = expected_work(out["work"]);
-    return expected;
-  };
-  return {"prefill", std::move(name), std::move(checks), "run_prefill", input, finalize};
-}
-
-// ---- stage prefix-reuse ----------------------------------------------------------------
-
-CaseSpec reuse_case(std::string name, std::string checks, std::vector<int> prefix,
-                    std::vector<std::vector<int>> suffixes) {
-  json input = {{"weights", decode_weights_spec()}, {"prefix", prefix}, {"suffixes", suffixes}};
-  auto finalize = [prefix, suffixes](const json& out) {
-    const gpt2::Model& model = model_for(decode_weights_spec());
-    const size_t vocab = size_t(model.config().vocab);
-    int64_t new_positions = int64_t(prefix.size());
-    for (const auto& s : suffixes) new_positions += int64_t(s.size());
-    require_work(out["work"], new_positions);
-    std::vector<float> fp = model.forward(prefix);
-    require(same_bits(tensor_of(out["prefix_logits"]).data, fp.data() + fp.size() - vocab, vocab),
-            "the saved prefix's logits equal Model::forward's");
-    json expected = out;
-    expected["prefix_logits"] = digest_logits(out["prefix_logits"]);
-    expected["saved"] = digest_cache(out["saved"]);
-    for (size_t i = 0; i < suffixes.size(); ++i) {
-      std::vector<int> all = concat(prefix, suffixes[i]);
-      json fresh = run_adapter("run_prefill", {{"weights", decode_weights_spec()},
-                                               {"chunks", std::vector<std::vector<int>>{all}}});
-      std::vector<float> f = model.forward(all);
-      const json& c = out["continued"][i];
-      require(same_bits(tensor_of(c["logits"]).data, f.data() + f.size() - vocab, vocab),
-              "a continued prefix's logits equal Model::forward's of prefix + suffix");
-      for (const char* name : {"logits", "keys", "values"}) {
-        Tensor a = tensor_of(c[name]), b = tensor_of(fresh[name]);
-        require(a.data.size() == b.data.size() && same_bits(a.data, b.data.data(), b.data.size()),
-                std::string("a continued prefix's ") + name + " equal a fresh prefill's");
-      }
-      expected["continued"][i] = digest_cache(c);
-    }
-    expected["work"] = expected_work(out["work"]);
-    return expected;
-  };
-  return {"prefix-reuse", std::move(name), std::move(checks), "run_prefix_reuse", input, finalize};
-}
-
 namespace {
 
 // Token ids are GPT-2's; the weights are synthetic, so they only need to be valid ids.
@@ -246,7 +162,11 @@ const std::vector<int> quick = {
     464, 2068, 7586,  21831, 18045,
     625, 262,  16931, 3290,  13};  // "The quick brown fox jumps over the lazy dog."
 
-std::vector<CaseSpec> one_token_cases() {
+}  // namespace
+
+namespace stage_one_token {
+
+std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;
   cases.push_back(attend_one_case("01-attend-one-position",
                                   "With a single cached position every head gives it weight 1, so "
@@ -278,68 +198,6 @@ std::vector<CaseSpec> one_token_cases() {
   return cases;
 }
 
-std::vector<CaseSpec> prefill_cases() {
-  std::vector<CaseSpec> cases;
-  cases.push_back(attend_causal_case("01-causal-six-rows",
-                                     "Six query rows over six positions: row i gives weight only "
-                                     "to positions 0 .. i, including itself.",
-                                     6, 6));
-  cases.push_back(
-      attend_causal_case("02-causal-after-cached",
-                         "Three query rows at positions 5, 6, 7 of an 8-position cache: each sees "
-                         "the earlier cache and itself, nothing later.",
-                         8, 3));
-  cases.push_back(random_attend_causal_case(
-      "03-causal-random-values",
-      "Five query rows, the last five of 19 positions of random keys and values: each row's "
-      "attention, in the specified order, over the positions up to its own.",
-      47, 19, 5));
-  cases.push_back(prefill_case("04-one-token",
-                               "A one-token prompt: prefill equals a single decode step.",
-                               {{464}}));
-  cases.push_back(prefill_case("05-five-tokens",
-                               "Five tokens in one batch: last logits and the whole cache equal "
-                               "decoding them one at a time, bit for bit.",
-                               {{quick.begin(), quick.begin() + 5}}));
-  cases.push_back(prefill_case(
-      "06-sixteen-tokens",
-      "Sixteen tokens with a repeated word: the causal mask keeps every row from seeing later "
-      "positions.",
-      {{464, 3290, 318, 257, 3290, 13, 383, 3290, 318, 922, 13, 632, 318, 262, 3290, 13}}));
-  cases.push_back(prefill_case(
-      "07-after-a-first-prefill",
-      "A second prefill on a cache that already holds 5 positions: its rows are positions 5, "
-      "6, 7 and attend to the cached ones too.",
-      {{quick.begin(), quick.begin() + 5}, {quick.begin() + 5, quick.begin() + 8}}));
-  return cases;
-}
-
-std::vector<CaseSpec> prefix_reuse_cases() {
-  std::vector<CaseSpec> cases;
-  const std::vector<int> prefix = {464, 2068, 7586, 21831, 18045, 625};
-  cases.push_back(reuse_case("01-one-suffix-6-reused",
-                             "A 6-token prefix saved once and continued by one token: 6 positions "
-                             "reused instead of recomputed.",
-                             prefix, {{262}}));
-  cases.push_back(reuse_case("02-three-suffixes-18-reused",
-                             "Three suffixes (1, 2 and 3 tokens) continue the same saved 6-token "
-                             "prefix: 18 positions reused, and the saved cache never changes.",
-                             prefix, {{262}, {262, 16931}, {617, 3290, 13}}));
-  cases.push_back(reuse_case("03-same-suffix-twice-16-reused",
-                             "The same suffix continued twice from one saved 8-token prefix gives "
-                             "identical results: 16 positions reused.",
-                             {464, 3290, 318, 257, 3290, 13, 383, 3290}, {{318, 922}, {318, 922}}));
-  return cases;
-}
-
-}  // namespace
-
-// The committed cases of stages one-token, prefill and prefix-reuse, in that order.
-std::vector<CaseSpec> decode_cases() {
-  std::vector<CaseSpec> cases;
-  for (auto stage_cases : {one_token_cases, prefill_cases, prefix_reuse_cases})
-    for (CaseSpec& c : stage_cases()) cases.push_back(std::move(c));
-  return cases;
-}
+}  // namespace stage_one_token
 
 }  // namespace course

@@ -108,7 +108,9 @@ json round(std::vector<int> draft, int accepted, int next) {
 
 }  // namespace
 
-std::vector<CaseSpec> rollback_cases() {
+namespace stage_rollback {
+
+std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;
   cases.push_back(plan_case("01-crop-to-every-length",
                             "Clones of a 4-position cache cropped to 4, 3, 2, 1 and 0 keep exactly their "
@@ -160,5 +162,7 @@ std::vector<CaseSpec> rollback_cases() {
                 CropPlan().create().append(0, 4).clone(0).crop(0, 2).append(0).append(1)));
   return cases;
 }
+
+}  // namespace stage_rollback
 
 }  // namespace course

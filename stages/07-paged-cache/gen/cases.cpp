@@ -79,7 +79,9 @@ CaseSpec fork_case(std::string name, std::string checks, int n_blocks, std::vect
   return {"paged-cache", std::move(name), std::move(checks), "run_paged_fork", input, finalize};
 }
 
-std::vector<CaseSpec> paged_cases() {
+namespace stage_paged_cache {
+
+std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;
   cases.push_back(plan_case("01-one-block", "Three appends take one block (the lowest, 0) and fill its first rows.",
                             PagedPlan(4).create().append(0, 3)));
@@ -128,5 +130,7 @@ std::vector<CaseSpec> paged_cases() {
                             16, concat(prompt, {13, 383, 3290, 318}), {{922}, {257, 13}, {3290}}));
   return cases;
 }
+
+}  // namespace stage_paged_cache
 
 }  // namespace course

@@ -158,7 +158,9 @@ CaseSpec continue_case(std::string name, std::string checks, std::vector<int> pr
   return {"generate", std::move(name), std::move(checks), "run_generate_from", input, finalize};
 }
 
-std::vector<CaseSpec> generate_cases() {
+namespace stage_generate {
+
+std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;
   // Token ids are GPT-2's ("In the beginning was", "The quick brown fox jumps"); the weights
   // are synthetic, so the text they make is not English.
@@ -191,5 +193,7 @@ std::vector<CaseSpec> generate_cases() {
   cases.push_back(tie_case("06-a-tie-goes-to-the-lowest-id", {464, 2068, 7586}, 2));
   return cases;
 }
+
+}  // namespace stage_generate
 
 }  // namespace course
