@@ -96,3 +96,14 @@ ${rows}  };
 ")
   target_sources(${target} PRIVATE ${_out})
 endfunction()
+
+# kvcourse_stage_sources(TARGET FILE): adds each stage's stages/<folder>/FILE that exists
+# to TARGET's sources, in course order (parts that need no table: what they define is
+# declared in a header of the grader, e.g. judge/localize.hpp).
+function(kvcourse_stage_sources target file)
+  foreach(_folder IN LISTS KVCOURSE_STAGE_FOLDERS)
+    if(EXISTS ${PROJECT_SOURCE_DIR}/stages/${_folder}/${file})
+      target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/stages/${_folder}/${file})
+    endif()
+  endforeach()
+endfunction()

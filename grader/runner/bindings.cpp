@@ -12,12 +12,7 @@ namespace course {
 const AdapterTable& adapter_table() {
   static const AdapterTable table = [] {
     AdapterTable t;
-    register_cache_adapters(t);
-    register_decode_adapters(t);
-    register_rollback_adapters(t);
-    register_paged_adapters(t);
-    register_server_adapters(t);
-    register_generate_adapters(t);
+    for (const StageBindings& stage : stage_bindings()) stage.register_adapters(t);
     // Every input is checked by its adapter's spec (wire/adapter_spec.hpp), the one the
     // grader checks fixtures by, before the binding reads it: a bad one is answered
     // "bad_request" naming the field.

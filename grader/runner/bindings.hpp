@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "course/kvcache.hpp"
 #include "gpt2.hpp"
@@ -26,19 +27,22 @@ using AdapterTable = std::map<std::string, AdapterBinding>;
 // Every adapter a runner serves, by name.
 const AdapterTable& adapter_table();
 
-// Each stage group registers its adapters here.
-void register_cache_adapters(AdapterTable& table);   // stages 1-2: bindings_cache.cpp
-void register_decode_adapters(AdapterTable& table);  // stages 3-5: bindings_decode.cpp
-void register_rollback_adapters(AdapterTable& table);  // stage 6: bindings_rollback.cpp
-void register_paged_adapters(AdapterTable& table);     // stage 7: bindings_paged.cpp
-void register_server_adapters(AdapterTable& table);    // stages 8-9: bindings_server.cpp
-void register_generate_adapters(AdapterTable& table);  // stage 10: bindings_generate.cpp
+// Each stage's adapters, registered by its own folder's stages/<folder>/grader/bindings.cpp
+// (stage_<id>::register_adapters), in course order: the table CMake writes from
+// stages/manifest.json (kvcourse_stage_table in cmake/Stages.cmake). An adapter belongs to
+// the stage that introduces it; later stages use it too.
+struct StageBindings {
+  const char* slug;
+  void (*register_adapters)(AdapterTable& table);
+};
+const std::vector<StageBindings>& stage_bindings();
 
 // Shared state prepared before cases run (e.g. model weights). `setup` is the JSON of a
 // setup request; an empty object is a no-op.
 void run_setup(const json& setup);
 
-// Helpers for the GPT-2 bindings (bindings_decode.cpp).
+// Helpers for the GPT-2 bindings (defined with the first stage's that runs GPT-2,
+// stages/<folder>/grader/bindings.cpp).
 // Token ids from input[name], each checked against the model's vocabulary.
 std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
                               bool allow_empty);

@@ -1,4 +1,5 @@
-// Bindings for stages cache-structure and multi-layer-cache.
+// Bindings of the cache adapters: one layer's KVCache (run_cache_plan, read_kvcache) and
+// the twelve layers' ModelCache (run_model_cache_shapes, run_model_cache_clone).
 #include <string>
 
 #include "runner/bindings.hpp"
@@ -111,7 +112,9 @@ json read_kvcache(const json& input) {
 
 }  // namespace
 
-void register_cache_adapters(AdapterTable& table) {
+namespace stage_cache_structure {
+
+void register_adapters(AdapterTable& table) {
   table["run_cache_plan"] = [](const json& input) {
     std::vector<CacheSnapshot> snaps = run_cache_plan(parse_plan(input));
     json caches = json::array();
@@ -128,5 +131,7 @@ void register_cache_adapters(AdapterTable& table) {
     return json{{"original", shape_rows_json(r.original)}, {"clone", shape_rows_json(r.clone)}};
   };
 }
+
+}  // namespace stage_cache_structure
 
 }  // namespace course

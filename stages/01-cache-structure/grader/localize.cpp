@@ -1,6 +1,6 @@
-// Localization for stages cache-structure and multi-layer-cache.
+// Localization of the cache adapters (one layer's KVCache, the twelve layers' ModelCache).
 //
-// Stage 1's appended values say where they came from (gen/cases_cache.cpp): append #a's
+// The plans' appended values say where they came from (gen/cases.hpp, describing_row): append #a's
 // key holds a*768 + h*64 + d + 1 at head h, dim d, and its value minus that. So a wrong
 // float can be read back as "append #2's key, head 1, dim 0", and a wrong 64-float band as
 // "head 1's band where head 0's belongs", "append #2's row", "the value, not the key".

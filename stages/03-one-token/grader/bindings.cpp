@@ -1,4 +1,5 @@
-// Bindings for stages one-token, prefill and prefix-reuse (they need the model).
+// Bindings of the decoding adapters: the attention probes (attend_one, attend_causal) and
+// the GPT-2 runs (run_decode, run_prefill, run_prefix_reuse), which need the model.
 //
 // Every case input names its weights ({"weights": {...}}, see weights.hpp); the stage's
 // setup request names the same weights, so the model is built once per runner process,
@@ -220,7 +221,9 @@ std::vector<float> poisoned(size_t n) {
 
 }  // namespace
 
-void register_decode_adapters(AdapterTable& table) {
+namespace stage_one_token {
+
+void register_adapters(AdapterTable& table) {
   // Stage one-token.
   table["attend_one"] = [](const json& input) {
     KVCache cache = probe_cache(input);
@@ -294,5 +297,7 @@ void register_decode_adapters(AdapterTable& table) {
     return out;
   };
 }
+
+}  // namespace stage_one_token
 
 }  // namespace course

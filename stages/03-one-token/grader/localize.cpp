@@ -1,4 +1,5 @@
-// Localization for stages one-token, prefill, prefix-reuse and generate.
+// Localization of the attention probes and of the GPT-2 runs (decode, prefill, a reused
+// prefix, greedy generation).
 //
 //  * Attention probes: the first wrong (row, head, dim) of the output. With one-hot value
 //    rows the output of a head is its softmax weights, so the report shows the weights.
@@ -375,7 +376,7 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   return out;
 }
 
-// ---- Stage generate ------------------------------------------------------------------------
+// ---- Greedy generation ---------------------------------------------------------------------
 
 namespace {
 

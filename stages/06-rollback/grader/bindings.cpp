@@ -1,5 +1,5 @@
 // Bindings for stage rollback's speculative runs (its crop plans go through
-// run_cache_plan, bindings_cache.cpp).
+// run_cache_plan, the cache structure's bindings).
 //
 //   input   {"weights", "prompt": [ids], "rounds": [{"draft": [ids], "accepted": j, "next": id}]}
 //   output  {"logits": [n_rounds, vocab], "cache": {...}, "prompt_cache": {...}}
@@ -34,7 +34,9 @@ std::vector<SpecRound> rounds_field(const json& input, const gpt2::Model& model)
 
 }  // namespace
 
-void register_rollback_adapters(AdapterTable& table) {
+namespace stage_rollback {
+
+void register_adapters(AdapterTable& table) {
   table["run_speculative"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
     std::vector<int> prompt = tokens_field(input, "prompt", model, false);
@@ -47,5 +49,7 @@ void register_rollback_adapters(AdapterTable& table) {
     return out;
   };
 }
+
+}  // namespace stage_rollback
 
 }  // namespace course

@@ -94,7 +94,9 @@ json pool_json(const BlockPool& pool, json out) {
 
 }  // namespace
 
-void register_paged_adapters(AdapterTable& table) {
+namespace stage_paged_cache {
+
+void register_adapters(AdapterTable& table) {
   table["run_paged_plan"] = [](const json& input) {
     PagedPlanResult r = run_paged_plan(blocks_field(input, kMaxPlanBlocks), plan_field(input));
     json sequences = json::array();
@@ -139,5 +141,7 @@ void register_paged_adapters(AdapterTable& table) {
     return pool_json(*run.pool, out);
   };
 }
+
+}  // namespace stage_paged_cache
 
 }  // namespace course

@@ -1,4 +1,5 @@
-// Bindings for stages prefix-cache and continuous-batching: small servers on GPT-2.
+// Bindings of the small servers on GPT-2: the prefix cache's traces (run_prefix_trace)
+// and the batching server (run_serve).
 //
 // run_prefix_trace
 //   input   {"weights", "n_blocks": N, "prompts": [[ids], ...]}
@@ -55,7 +56,9 @@ std::vector<Request> requests_field(const json& input, const gpt2::Model& model)
 
 }  // namespace
 
-void register_server_adapters(AdapterTable& table) {
+namespace stage_prefix_cache {
+
+void register_adapters(AdapterTable& table) {
   table["run_prefix_trace"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
     const int n_blocks = int_field(input, "n_blocks", 1, kMaxModelBlocks);
@@ -101,5 +104,7 @@ void register_server_adapters(AdapterTable& table) {
     return json{{"requests", out_requests}, {"steps", steps}};
   };
 }
+
+}  // namespace stage_prefix_cache
 
 }  // namespace course

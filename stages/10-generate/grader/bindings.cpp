@@ -45,7 +45,9 @@ json generated_json(const GenerateRun& run, int max_new_tokens) {
 
 }  // namespace
 
-void register_generate_adapters(AdapterTable& table) {
+namespace stage_generate {
+
+void register_adapters(AdapterTable& table) {
   table["run_generate"] = [](const json& input) {
     const gpt2::Model& model = model_for(field(input, "weights"));
     const std::vector<int> prompt = tokens_field(input, "prompt", model, false);
@@ -84,5 +86,7 @@ void register_generate_adapters(AdapterTable& table) {
                 {"work", work_json(work)}};
   };
 }
+
+}  // namespace stage_generate
 
 }  // namespace course
