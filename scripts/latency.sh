@@ -39,8 +39,9 @@ grader="$build_dir/bin/grader"
 
 [[ "$impl" == reference || "$impl" == learner ]] || { echo "latency: --impl reference or learner" >&2; exit 2; }
 if [[ ${#stages[@]} -eq 0 ]]; then
-  stages=(cache-structure multi-layer-cache one-token prefill prefix-reuse rollback paged-cache prefix-cache
-          continuous-batching generate)
+  # Every stage of stages/manifest.json, in course order.
+  mapfile -t stages < <(cmake -DMANIFEST="$root/stages/manifest.json" -DWHAT=stages -P "$root/autograders/manifest.cmake" |
+                        awk '{ print $2 }')
 fi
 
 work=$(mktemp -d)
@@ -76,17 +77,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-# The file a stage's learner edits (stages/manifest.json), in src/ or reference/.
+# The file a stage's learner edits (its first src/ file in stages/manifest.json), in src/
+# or reference/.
 learner_file() {
   local folder=src name
   [[ "$impl" == reference ]] && folder=reference
-  case "$1" in
-    cache-structure|multi-layer-cache|rollback) name=kvcache.cpp ;;
-    paged-cache) name=paged.cpp ;;
-    prefix-cache) name=prefix_cache.cpp ;;
-    continuous-batching) name=batching.cpp ;;
-    *) name=decode.cpp ;;
-  esac
+  name=$(cmake -DMANIFEST="$root/stages/manifest.json" -DWHAT=stage-files -P "$root/autograders/manifest.cmake" |
+         awk -v slug="$1" '$1 == slug { for (i = 2; i <= NF; i++) if ($i ~ /^src\//) { sub(/^src\//, "", $i); print $i; exit } }')
+  [[ -n "$name" ]] || { echo "latency: stage $1 has no src/ file in stages/manifest.json" >&2; exit 2; }
   echo "$root/$folder/$name"
 }
 

@@ -131,8 +131,8 @@ std::set<std::string> identified(const std::string& text) {
   return out;
 }
 
-// Issue 25: in stages rollback .. generate every failing case that returned an output gets
-// a "where:" line: the failing cases' first lines ("  FAIL NAME") that have none.
+// Issue 25: in the stages marked so in the manifest every failing case that returned an
+// output gets a "where:" line: the failing cases' first lines ("  FAIL NAME") that have none.
 std::vector<std::string> failures_without_where(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream lines(text);
@@ -157,8 +157,15 @@ std::vector<std::string> failures_without_where(const std::string& text) {
   return out;
 }
 
-const std::set<std::string> kLocalizedStages = {"rollback", "paged-cache", "prefix-cache", "continuous-batching",
-                                                "generate"};
+// The stages whose every failing case with an output must say where it departs: those
+// marked "where_on_every_failure" in stages/manifest.json.
+bool where_on_every_failure(const std::string& slug) {
+  const course::json manifest =
+      course::json::parse(testing_support::read_file(source_dir() / "stages" / "manifest.json"));
+  for (const course::json& stage : manifest["stages"])
+    if (stage.value("slug", "") == slug) return stage.value("where_on_every_failure", false);
+  return false;
+}
 
 class catalogue : public testing::TestWithParam<std::string> {};
 
@@ -179,7 +186,7 @@ TEST_P(catalogue, each_mistake_is_named_alone_and_each_alternative_passes) {
     EXPECT_EQ(g.exit_code, 1) << g.text.substr(0, 3000);
     const std::string own = v.id + (v.parameter.empty() ? "" : ": " + v.parameter);
     EXPECT_EQ(identified(g.text), std::set<std::string>{own}) << "diagnoses named for " << v.name;
-    if (kLocalizedStages.count(stage)) {
+    if (where_on_every_failure(stage)) {
       EXPECT_EQ(failures_without_where(g.text), std::vector<std::string>{})
           << "failing cases of " << v.name << " with an output and no where: line";
     }
