@@ -60,7 +60,7 @@ void model_dim_floats(const Tensor& t, const std::string& where) {
 }
 
 // {"kind": "synthetic", "config": "gpt2-small", "seed": N}, optionally with "copy_token":
-// {"from": A, "to": B} (two different token ids): what bindings_decode.cpp builds.
+// {"from": A, "to": B} (two different token ids): what the decoding bindings build.
 void check_weights(const json& w, const std::string& where) {
   if (field(w, where, "kind") != "synthetic") bad(at(where, "kind"), "must be \"synthetic\"");
   if (field(w, where, "config") != "gpt2-small") bad(at(where, "config"), "must be \"gpt2-small\"");
@@ -133,7 +133,7 @@ void check_attend_causal(const json& input) {
     bad("input.q", "must be [n_rows, 768] with 1 <= n_rows <= the cache's length (" + std::to_string(n) + ")");
 }
 
-// A non-empty list of non-empty token lists, as bindings_decode.cpp's token_lists reads it.
+// A non-empty list of non-empty token lists, as the decoding bindings' token_lists reads it.
 void check_token_lists(const json& input, const char* name) {
   const json& lists = field(input, "input", name);
   const std::string where = at("input", name);

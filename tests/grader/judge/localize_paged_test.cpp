@@ -1,8 +1,8 @@
 // The localizers of stages rollback (speculation), paged-cache, prefix-cache and
-// continuous-batching (judge/localize_paged.cpp), on the committed fixtures with outputs
-// made by hand as the catalogue's mistakes give them. Each sentence checked here names the
-// learner's own state (their tables, counts, steps, lengths), never the reference's
-// alone. No runner, no model.
+// continuous-batching (stages/07-paged-cache/grader/localize.cpp), on the committed
+// fixtures with outputs made by hand as the catalogue's mistakes give them. Each sentence
+// checked here names the learner's own state (their tables, counts, steps, lengths), never
+// the reference's alone. No runner, no model.
 #include <gtest/gtest.h>
 
 #include <cmath>
