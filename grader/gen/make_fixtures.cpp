@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     o.grading.jobs = jobs;
     o.grading.weights_dir = weights_dir;
     o.record = !mistakes_dir.empty();
-    if (o.record) o.variants = read_variants(mistakes_dir, runners_dir);
+    if (o.record) o.variants = read_variants(mistakes_dir, runners_dir, only_stage);
     write_set(out_dir, committed_cases(), o);
     if (!hidden_dir.empty()) {
       o.grading.prove_catalogue = false;

@@ -57,9 +57,11 @@ std::string describe(const VariantFile& v) {
 
 }  // namespace
 
-std::vector<Variant> read_variants(const fs::path& stages_dir, const fs::path& runners_dir) {
+std::vector<Variant> read_variants(const fs::path& stages_dir, const fs::path& runners_dir,
+                                   const std::string& only_stage) {
   std::vector<Variant> out;
   for (VariantFile& file : stage_variant_files(stages_dir, stage_table())) {
+    if (!only_stage.empty() && file.stage != only_stage) continue;
     fs::path runner = runners_dir / file.runner_name();
     if (!fs::exists(runner))
       throw std::runtime_error(runner.string() + " is not built (cmake --build build)");

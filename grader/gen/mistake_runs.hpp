@@ -23,9 +23,11 @@ struct Variant {
 
 // Every .mistake and .alternative file of every stage under `stages_dir` (the course's
 // stages/: judge/variants.hpp), with its runner in `runners_dir`. Throws std::runtime_error
-// for a broken file (VariantFileError) or a runner that is not built.
+// for a broken file (VariantFileError) or a runner that is not built. With `only_stage`,
+// only that stage's files (and runners) are read.
 std::vector<Variant> read_variants(const std::filesystem::path& stages_dir,
-                                   const std::filesystem::path& runners_dir);
+                                   const std::filesystem::path& runners_dir,
+                                   const std::string& only_stage = "");
 
 // How the variants are graded.
 struct RecordOptions {

@@ -31,3 +31,5 @@ set_tests_properties(handout_autograder_setup PROPERTIES FIXTURES_SETUP handout_
 kvcourse_labels(handout_autograder_setup slow build)
 kvcourse_slow_test(autograders_test FIXTURES_REQUIRED handout_autograder RESOURCE_LOCK handout_autograder)
 target_compile_definitions(autograders_test PRIVATE KVCOURSE_AUTOGRADER_DIR="${KVCOURSE_AUTOGRADER_DIR}")
+# A throw-away stage added to a copy of the course: its folder and manifest entry are enough.
+kvcourse_slow_test(new_stage_test)
