@@ -137,12 +137,14 @@ std::string in_this_course(const std::string& file) {
   return file;
 }
 
-// A frame of the code under test: not the system's, not the runner's main or bindings,
-// not the model library's.
+// A frame of the code under test: not the system's, not the runner's main or bindings
+// (grader/runner/, and each stage's stages/<folder>/grader/), not the model library's.
 bool is_learner_frame(const CodeFrame& f) {
   const std::string root = KVCOURSE_SOURCE_DIR;
   if (f.file.empty() || f.file[0] == '?' || f.line <= 0 || starts_with(f.file, "/usr/")) return false;
-  if (!root.empty() && (starts_with(f.file, root + "/grader/") || starts_with(f.file, root + "/model/"))) return false;
+  if (!root.empty() && (starts_with(f.file, root + "/grader/") || starts_with(f.file, root + "/stages/") ||
+                        starts_with(f.file, root + "/model/")))
+    return false;
   return true;
 }
 

@@ -34,7 +34,10 @@ TEST(grader_cli, lists_every_stage_in_order) {
   auto r = run(grader("--list", state));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   size_t at = 0;
-  for (const char* slug : {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"}) {
+  const course::json manifest =
+      course::json::parse(testing_support::read_file(testing_support::source_dir() / "stages" / "manifest.json"));
+  for (const course::json& stage : manifest["stages"]) {
+    const std::string slug = stage["slug"];
     size_t found = r.output.find(slug, at);
     ASSERT_NE(found, std::string::npos) << slug << " in order in:\n" << r.output;
     at = found;
