@@ -189,12 +189,12 @@ std::vector<CaseSpec> cases() {
                               "Three tokens decoded one at a time: every step's logits equal the "
                               "no-cache forward pass, and each layer holds 3 positions.",
                               {quick.begin(), quick.begin() + 3}));
-  // Nine steps of the prefill stage's sixteen-token prompt: long enough that a softmax
-  // built on glibc 2.36's std::exp gives other bits (at position 5, layer 8).
-  cases.push_back(decode_case("06-nine-tokens",
-                              "Nine steps: each new token is at position = cache length and "
+  // The first six steps of the prefill stage's sixteen-token prompt: long enough that a
+  // softmax built on glibc 2.36's std::exp gives other bits (at position 5, layer 8).
+  cases.push_back(decode_case("06-six-tokens",
+                              "Six steps: each new token is at position = cache length and "
                               "attends over every cached position of its layer.",
-                              {464, 3290, 318, 257, 3290, 13, 383, 3290, 318}));
+                              {464, 3290, 318, 257, 3290, 13}));
   return cases;
 }
 

@@ -50,13 +50,13 @@ std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;
   const std::vector<int> a = words(1, 48), b = words(2, 48), c = words(3, 48), d = words(4, 48);
   cases.push_back(trace_case("01-no-shared-prefix",
-                             "Two unrelated 20-token prompts: nothing is served from the cache, and each "
+                             "Two unrelated 17-token prompts: nothing is served from the cache, and each "
                              "leaves its one full block cached.",
-                             8, {slice(a, 0, 20), slice(b, 0, 20)}));
+                             8, {slice(a, 0, 17), slice(b, 0, 17)}));
   cases.push_back(trace_case("02-shared-prefix",
-                             "A 40-token prompt, then one sharing its first 32 tokens: the second takes 32 "
-                             "tokens (2 blocks) from the cache and computes 9.",
-                             8, {slice(a, 0, 40), concat(slice(a, 0, 32), slice(b, 0, 9))}));
+                             "A 35-token prompt, then one sharing its first 32 tokens: the second takes 32 "
+                             "tokens (2 blocks) from the cache and computes 3.",
+                             8, {slice(a, 0, 35), concat(slice(a, 0, 32), slice(b, 0, 3))}));
   cases.push_back(trace_case("03-whole-prompt-cached",
                              "The same 32-token prompt twice: the second reuses one block, not two, because "
                              "its last token must go through the model.",
@@ -66,14 +66,14 @@ std::vector<CaseSpec> cases() {
                              "blocks: nothing is shared, because a key covers the whole past.",
                              8, {concat(slice(a, 0, 16), slice(c, 0, 17)), concat(slice(b, 0, 16), slice(c, 0, 17))}));
   cases.push_back(trace_case("05-evict-least-recently-used",
-                             "A pool of 6 blocks: three prompts fill it, and the fourth evicts the blocks of "
+                             "A pool of 5 blocks: three prompts fill it, and the fourth evicts a block of "
                              "the prompt used longest ago, its deepest block first.",
-                             6, {slice(a, 0, 33), slice(b, 0, 33), slice(a, 0, 34), slice(c, 0, 40),
-                                 slice(b, 0, 33)}));
+                             5, {slice(a, 0, 33), slice(b, 0, 33), slice(a, 0, 33), slice(c, 0, 17),
+                                 slice(b, 0, 17)}));
   cases.push_back(trace_case("06-never-evict-a-block-in-use",
                              "A pool of 4 blocks: a request that reuses 2 cached blocks and needs 2 more must "
                              "evict other blocks, never the ones it is using.",
-                             4, {slice(d, 0, 33), slice(a, 0, 17), concat(slice(d, 0, 32), slice(b, 0, 20))}));
+                             4, {slice(d, 0, 33), slice(a, 0, 17), concat(slice(d, 0, 32), slice(b, 0, 17))}));
   return cases;
 }
 

@@ -61,21 +61,21 @@ std::vector<CaseSpec> cases() {
       serve_case("02-two-together",
                  "Two requests arriving together are prefilled at step 0 and decoded as one batch "
                  "of 2 rows from step 1.",
-                 8, json::array({request(slice(a, 0, 5), 3, 0), request(slice(b, 0, 9), 3, 0)})));
+                 8, json::array({request(slice(a, 0, 5), 3, 0), request(slice(b, 0, 4), 3, 0)})));
   cases.push_back(
       serve_case("03-staggered-arrivals",
                  "Requests arriving at steps 0, 1 and 2 join the batch as they come and leave it "
                  "when done; each equals the request run alone.",
                  8,
                  json::array({request(slice(a, 0, 6), 3, 0), request(slice(b, 0, 3), 2, 1),
-                              request(slice(c, 0, 8), 2, 2)})));
+                              request(slice(c, 0, 4), 2, 2)})));
   cases.push_back(
       serve_case("04-waiting-for-blocks",
                  "A pool of 3 blocks: the third request waits until the first retires and gives "
                  "its blocks back.",
                  3,
-                 json::array({request(slice(a, 0, 14), 4, 0), request(slice(b, 0, 10), 3, 0),
-                              request(slice(c, 0, 12), 2, 0)})));
+                 json::array({request(slice(a, 0, 14), 4, 0), request(slice(b, 0, 3), 3, 0),
+                              request(slice(c, 0, 3), 2, 0)})));
   cases.push_back(
       serve_case("05-finishing-at-different-steps",
                  "Requests wanting 1, 2 and 3 tokens: the first retires right after its prefill, "

@@ -254,11 +254,11 @@ TEST(localize_serve, an_admission_the_rule_refuses_is_said_with_its_figures) {
                   "expected; free_blocks 0 "
                   "where 1 is expected at the end of the step."))
       << text;
-  // 12 prompt + 2 new - 1 = 13 positions: request 2's own figures from the input.
+  // 3 prompt + 2 new - 1 = 4 positions: request 2's own figures from the input.
   EXPECT_TRUE(has(text,
-                  "By the rules of batching.hpp, your loop admits request 2: request 2 needs 12 "
+                  "By the rules of batching.hpp, your loop admits request 2: request 2 needs 3 "
                   "prompt + 2 new - 1 = "
-                  "13 positions, 1 block; 3 free at the start of the step, minus 3 for the "
+                  "4 positions, 1 block; 3 free at the start of the step, minus 3 for the "
                   "requests admitted before it "
                   "at this step leaves 0: it does not fit."))
       << text;
