@@ -77,9 +77,10 @@ SpecRun run_speculative(const gpt2::Model& model, const std::vector<int>& prompt
 
 PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
   // result.sequences: [n_sequences]; each snapshot's keys/values: [12, length, 64] of layer 0
-  // TODO: the plan on a one-layer pool of n_blocks (an append is one position more, holding
-  // op.k and op.v); the index of every step that throws PoolExhausted in `exhausted`; then
-  // every sequence's snapshot (layer 0, [12, length, 64]) and the pool's counts.
+  // TODO: the plan on a one-layer pool of n_blocks (an append is op.n positions more, made
+  // room for by one grow, holding op.k's and op.v's rows); the index of every step that
+  // throws PoolExhausted in `exhausted`; then every sequence's snapshot (layer 0,
+  // [12, length, 64]) and the pool's counts.
   (void)n_blocks;
   (void)plan;
   not_implemented("run_paged_plan (adapters/adapters.cpp)");

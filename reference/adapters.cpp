@@ -138,8 +138,13 @@ PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan) {
         case PagedOp::Kind::create: seqs.emplace_back(pool); break;
         case PagedOp::Kind::append: {
           PagedSequence& seq = seqs.at(size_t(op.sequence));
-          seq.grow(1);
-          seq.write(0, seq.length() - 1, op.k, op.v);
+          seq.grow(op.n);  // once for all n positions: all or nothing
+          for (int i = 0; i < op.n; ++i) {
+            const size_t row = size_t(i) * d_model;
+            seq.write(0, seq.length() - op.n + i,
+                      std::span<const float>(op.k).subspan(row, d_model),
+                      std::span<const float>(op.v).subspan(row, d_model));
+          }
           break;
         }
         case PagedOp::Kind::fork: seqs.push_back(seqs.at(size_t(op.sequence)).fork()); break;

@@ -30,6 +30,9 @@ struct CaseSpec {
 //   k[h*64 + d] = append_id * 768 + h * 64 + d + 1,  v = -k
 // (integers below 2^24, exact in float32), as {"k": tensor, "v": tensor}.
 json describing_row(int append_id);
+// The rows of appends first_id .. first_id + n - 1, stacked: {"k": [n, 768], "v": [n, 768]}
+// (a paged plan's append of n positions); n = 1 is describing_row(first_id).
+json describing_rows(int first_id, int n);
 
 // The generator checks what a stage promises while it writes the fixtures: a broken
 // promise stops it with this message.

@@ -22,6 +22,24 @@ json describing_row(int append_id) {
   return {{"k", tensor_to_json(k, TensorEncoding::numbers)}, {"v", tensor_to_json(v, TensorEncoding::numbers)}};
 }
 
+json describing_rows(int first_id, int n) {
+  if (n == 1) return describing_row(first_id);
+  constexpr int kDModel = shape::kDModel;
+  Tensor k, v;
+  k.shape = v.shape = {n, kDModel};
+  k.axes = v.axes = {"row", "feature"};
+  for (int r = 0; r < n; ++r) {
+    const json one = describing_row(first_id + r);
+    for (const char* name : {"k", "v"}) {
+      const Tensor t = tensor_from_json(one[name]);
+      Tensor& out = name[0] == 'k' ? k : v;
+      out.data.insert(out.data.end(), t.data.begin(), t.data.end());
+    }
+  }
+  return {{"k", tensor_to_json(k, TensorEncoding::numbers)},
+          {"v", tensor_to_json(v, TensorEncoding::numbers)}};
+}
+
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error("the reference breaks a promise of the course: " + what);
 }

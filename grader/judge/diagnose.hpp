@@ -13,8 +13,10 @@
 //    just before it, what lies between the last right and the first wrong number, and for
 //    stages 1-2 what the self-describing values say was returned instead; for the plans
 //    and servers of stages 6-9, the judge replays the input by the stage's rules and names
-//    the earliest step whose result the learner's final state does not show. Every figure
-//    it states of the learner is read from the learner's output. It names no mistake.
+//    the earliest step whose result the learner's final state does not show (a paged plan
+//    is also run again cut short, to name the step after which those runs depart from the
+//    rules). Every figure it states of the learner is read from the learner's output. It
+//    names no mistake.
 #pragma once
 
 #include <string>

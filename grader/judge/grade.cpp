@@ -3,12 +3,14 @@
 #include <time.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <optional>
 
 #include "judge/answer.hpp"
+#include "judge/localize.hpp"
 #include "judge/stage_fixtures.hpp"
 #include "sandbox/crash.hpp"
 #include "sandbox/process.hpp"
@@ -294,6 +296,42 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
   return "while preparing the stage: " + r.message;
 }
 
+// Issue 25: a failed paged plan run again on its first steps, in the same runner, each run
+// within the case's own budget, to name the step after which the learner's state departs
+// from the rules (localize.hpp: locate_paged_plan_divergence). The runs' words go after the
+// case's other where: lines; a run with no output ends it, saying nothing.
+void locate_by_runs(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
+                    RunnerProcess& runner, CaseResult& r) {
+  if (ex.outcome != Exchange::Outcome::response) return;
+  const Answer answer = parse_answer(ex.response);
+  if (!answer.problem.empty() || answer.status != "ok" || !answer.document.contains("output"))
+    return;
+  const PlanRunner run = [&](const json& input) -> std::optional<json> {
+    const json request = {
+        {"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", input}};
+    const Exchange probe = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
+    if (probe.outcome != Exchange::Outcome::response) return std::nullopt;
+    const Answer a = parse_answer(probe.response);
+    if (!a.problem.empty() || a.status != "ok" || !a.document.contains("output"))
+      return std::nullopt;
+    return a.document["output"];
+  };
+  try {
+    for (std::string& line : locate_paged_plan_divergence(fx, answer.document["output"], run))
+      r.where.push_back(std::move(line));
+  } catch (const std::exception&) {
+    // A malformed answer to a run: nothing more is said.
+  }
+}
+
+// The runs locate_by_runs may make of a plan of `steps` steps: one per halving.
+int divergence_runs(const Fixture& fx) {
+  const json& plan = fx.input.value("plan", json::array());
+  return fx.adapter == "run_paged_plan" && plan.is_array() && plan.size() > 1
+             ? int(std::bit_width(plan.size()))
+             : 0;
+}
+
 // A failed case's outputs, for the HTML report: the fixture's and the code under test's.
 bool keep_outputs(const Fixture& fx, const Exchange& ex, CaseResult& r) {
   if (ex.outcome != Exchange::Outcome::response) return false;
@@ -446,7 +484,8 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
   const std::optional<sandbox::SharedFile> weights = weights_file(stage, options);
   if (weights) config.files.push_back(*weights);
   double stage_cpu = stage.setup.empty() ? 0 : setup_budget(options).cpu_seconds;
-  for (const Fixture& fx : fixtures) stage_cpu += case_budget(fx, options).budget.cpu_seconds;
+  for (const Fixture& fx : fixtures)
+    stage_cpu += (1 + divergence_runs(fx)) * case_budget(fx, options).budget.cpu_seconds;
   config.limits.cpu_seconds =
       std::max<uint64_t>(config.limits.cpu_seconds, uint64_t(std::ceil(stage_cpu)) + 10);
   RunnerProcess runner(options.runner, config);
@@ -486,6 +525,8 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
     const CaseBudget budget = case_budget(fx, options);
     Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
     judge_within_budget(fx, ex, budget, options.runner, r);
+    if (r.status == CaseStatus::failed && r.origin != CaseOrigin::hidden && divergence_runs(fx) > 0)
+      locate_by_runs(fx, ex, budget, runner, r);
     // A hidden case's outputs, like its input, never leave the grader.
     if (options.keep_failed_outputs && r.status == CaseStatus::failed && !kept_outputs &&
         r.origin != CaseOrigin::hidden)

@@ -3,6 +3,7 @@
 // the first number that is not, and what lies between them. None names a mistake.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +83,14 @@ Lines localize_generation(const Fixture& fx, const json& actual);
 Lines work_findings(const Fixture& fx, const json& actual);
 Lines localize_speculative(const Fixture& fx, const json& actual);   // localize_paged.cpp
 Lines localize_paged_plan(const Fixture& fx, const json& actual);
+// A run of the learner's adapter on another input (the plan cut short): its output, or
+// nullopt when it gave none (a throw, a crash, a limit).
+using PlanRunner = std::function<std::optional<json>(const json& input)>;
+// A failed paged plan run again on its first steps (by halving, about log2(steps) runs):
+// the step after which the learner's state first departs from the rules' in those runs,
+// said with what it does. Empty when the replay does not give the fixture's state, the
+// check does not see `actual` as wrong, or a run gives no output.
+Lines locate_paged_plan_divergence(const Fixture& fx, const json& actual, const PlanRunner& run);
 Lines localize_paged_fork(const Fixture& fx, const json& actual);
 Lines localize_prefix_trace(const Fixture& fx, const json& actual);
 Lines localize_serve(const Fixture& fx, const json& actual);

@@ -195,8 +195,22 @@ void check_paged_plan(const json& input) {
     whole(field(plan[i], where, "sequence"), at(where, "sequence"), 0, n_sequences - 1);
     if (op == "fork") ++n_sequences;
     if (op != "append") continue;
-    model_dim_floats(tensor_at(field(plan[i], where, "k"), at(where, "k")), at(where, "k"));
-    model_dim_floats(tensor_at(field(plan[i], where, "v"), at(where, "v")), at(where, "v"));
+    // An append of n positions (one grow(n)) carries n rows; "n" left out is 1.
+    int64_t n = 1;
+    if (plan[i].contains("n")) {
+      whole(plan[i]["n"], at(where, "n"), 1, int64_t(kMaxPlanBlocks) * 16);  // 16 positions a block
+      n = plan[i]["n"].get<int64_t>();
+    }
+    for (const char* name : {"k", "v"}) {
+      const Tensor t = tensor_at(field(plan[i], where, name), at(where, name));
+      if (n == 1) {
+        model_dim_floats(t, at(where, name));
+      } else if (t.data.size() != size_t(n) * size_t(kInputModelDim)) {
+        bad(at(where, name),
+            "must hold " + std::to_string(n) + " x " + std::to_string(kInputModelDim) +
+                " floats (n = " + std::to_string(n) + "), not " + std::to_string(t.data.size()));
+      }
+    }
   }
 }
 

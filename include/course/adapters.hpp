@@ -124,8 +124,9 @@ struct PagedOp {
   enum class Kind { create, append, fork, release };
   Kind kind = Kind::create;
   int sequence = 0;      // append, fork, release: which sequence
-  std::vector<float> k;  // append only: [d_model], written to every layer of the pool
-  std::vector<float> v;  // append only: [d_model]
+  int n = 1;             // append only: how many positions, made room for by one grow(n)
+  std::vector<float> k;  // append only: [n, d_model], row i written at the i-th new position
+  std::vector<float> v;  // append only: [n, d_model]
 };
 
 struct PagedSnapshot {
@@ -143,10 +144,11 @@ struct PagedPlanResult {
 };
 
 // Stage paged-cache: a BlockPool(n_blocks, 1 layer) and an empty list of sequences; then
-// the plan: `create` adds an empty PagedSequence, `append` grows a sequence by one
-// position and writes (k, v) there, `fork` adds sequence.fork(), `release` calls
-// sequence.release(). A step that throws PoolExhausted is recorded in `exhausted` and the
-// plan goes on. Snapshots and the pool's counts are taken after the whole plan.
+// the plan: `create` adds an empty PagedSequence, `append` calls grow(n) once on a
+// sequence and writes row i of (k, v) at its position length() - n + i (most appends have
+// n = 1), `fork` adds sequence.fork(), `release` calls sequence.release(). A step that
+// throws PoolExhausted is recorded in `exhausted` and the plan goes on. Snapshots and the
+// pool's counts are taken after the whole plan.
 PagedPlanResult run_paged_plan(int n_blocks, const std::vector<PagedOp>& plan);
 
 // What a GPT-2 fork run leaves: the pool and every branch, still holding their blocks.

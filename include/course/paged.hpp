@@ -114,8 +114,10 @@ class PagedSequence {
   // next, layer by layer, with write()). Takes a new block whenever the last one is full.
   // If the last block is partly filled and shared with another sequence, it is first
   // copied into a block of this sequence's own (copy-on-write), because the new positions
-  // will be written into it. All or nothing: throws PoolExhausted, changing nothing, when
-  // the pool has too few free blocks. Throws std::invalid_argument when n < 0.
+  // will be written into it; blocks are taken in position order, that copy before any new
+  // block. All or nothing: throws PoolExhausted, changing nothing, when the pool has fewer
+  // free blocks than the copy and the new blocks together. Throws std::invalid_argument
+  // when n < 0.
   void grow(int n);
 
   // Stores one position's key and value (768 floats each) for one layer, through the

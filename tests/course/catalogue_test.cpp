@@ -268,4 +268,25 @@ TEST(catalogue_localization, an_adapters_snapshot_is_named_as_the_adapters) {
   EXPECT_TRUE(identified(r.output).empty()) << r.output;
 }
 
+// Issue 25: a failed paged plan is run again cut short, so the step named is the one after
+// which the learner's own runs depart from the rules, not only the earliest whose result the
+// final state does not show (for pg.grow_check_forgets_copy that is the fork before the grow).
+TEST(catalogue_localization, a_plan_run_again_cut_short_names_the_step_that_departs) {
+  TempDir state;
+  auto r =
+      run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " NO_COLOR=1 " + bin("grader") +
+              " --no-times --timeout 120 --runner " + bin("runner-buggy-grow_check_forgets_copy") +
+              " --stage paged-cache --case 11-a-grow-that-needs-the-copy-and-a-block",
+          false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string said =
+      "Run again on the plan cut short: after steps 0 .. 2 your code's state (lengths, tables, "
+      "counts, rows) is the "
+      "one the rules give; with step 3 too it is not. Step 3 appends #5 .. #16 to sequence 1 (one "
+      "grow(12)) at "
+      "positions 5 .. 16: it needs 2 free blocks, the pool has 1, so it throws PoolExhausted and "
+      "changes nothing.";
+  EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 // grades every known mistake and valid alternative.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -11,10 +12,10 @@
 #include <set>
 
 #include "judge/diagnose.hpp"
-#include "wire/fixture.hpp"
 #include "judge/stages.hpp"
 #include "judge/variants.hpp"
 #include "test_support.hpp"
+#include "wire/fixture.hpp"
 
 using course::json;
 using testing_support::bin;
@@ -111,6 +112,40 @@ TEST(course, every_fixture_records_each_mistake_of_its_stage) {
       std::set<std::string> recorded;
       for (const auto& m : course::load_fixture(file).mistakes) recorded.insert(m.id + "|" + m.parameter);
       EXPECT_EQ(recorded, by_stage[stage.slug]) << file << ": run `cmake --build build --target fixtures`";
+    }
+  }
+}
+
+// Issue 25: the visible cases alone catch every mistake and tell each from every other,
+// read from the committed fixtures' records (the hidden set is not shipped, so a mistake
+// only a hidden case catches would be named to nobody who grades the visible set).
+TEST(course, the_visible_cases_tell_every_mistake_from_the_reference_and_from_each_other) {
+  for (const auto& stage : course::stage_table()) {
+    std::map<std::string, std::vector<std::string>>
+        answers;  // "id: parameter" -> a record per case
+    std::vector<std::string> cases;
+    for (const auto& file : course::list_fixtures(source_dir() / "fixtures" / stage.slug)) {
+      const course::Fixture fx = course::load_fixture(file);
+      cases.push_back(fx.name);
+      for (const auto& m : fx.mistakes) {
+        std::vector<std::string>& a =
+            answers[m.id + (m.parameter.empty() ? "" : ": " + m.parameter)];
+        a.resize(cases.size() - 1);  // a case without this mistake's record keeps "" there
+        a.push_back(m.output);
+      }
+    }
+    for (auto& [mistake, records] : answers) records.resize(cases.size());
+    for (const auto& [mistake, records] : answers) {
+      EXPECT_FALSE(std::all_of(records.begin(), records.end(),
+                               [](const std::string& r) { return r == course::kMistakePasses; }))
+          << stage.slug << ": the mistake " << mistake
+          << " passes every visible case; add a case that catches it";
+      for (const auto& [other, theirs] : answers) {
+        if (other <= mistake) continue;
+        EXPECT_NE(records, theirs)
+            << stage.slug << ": no visible case tells " << mistake << " from " << other
+            << " (they answer every one alike); add a case on which their outputs differ";
+      }
     }
   }
 }

@@ -28,6 +28,15 @@ class PagedPlan {
     }
     return *this;
   }
+  // One append of n positions: the adapter calls grow(n) once, then writes the n rows.
+  PagedPlan& grow(int sequence, int n) {
+    json op = describing_rows(next_append_, n);
+    next_append_ += n;
+    op["op"] = "append";
+    op["sequence"] = sequence;
+    op["n"] = n;
+    return step(std::move(op));
+  }
   PagedPlan& fork(int sequence) { return step({{"op", "fork"}, {"sequence", sequence}}); }
   PagedPlan& release(int sequence) { return step({{"op", "release"}, {"sequence", sequence}}); }
   json input() const { return {{"n_blocks", n_blocks_}, {"plan", plan_}}; }
@@ -116,6 +125,16 @@ std::vector<CaseSpec> cases() {
                             "is in block 2, not block 1.",
                             PagedPlan(6).create().create().append(0, 16).append(1).append(0, 3).append(1, 16)
                                 .append(0)));
+
+  // The copy-on-write block counts in grow's all-or-nothing check: a fork of 5 positions
+  // growing by 12 at once needs a copy of its shared block 0 and a new block for position
+  // 16, two blocks where the pool has one free. A grow(1) never needs both.
+  cases.push_back(
+      plan_case("11-a-grow-that-needs-the-copy-and-a-block",
+                "A fork of a 5-position sequence grows by 12 at once in a pool one block short: "
+                "it needs a copy of the shared block and a new block, so it throws "
+                "PoolExhausted and takes neither.",
+                PagedPlan(2).create().grow(0, 5).fork(0).grow(1, 12)));
 
   const std::vector<int> prompt = {464, 2068, 7586, 21831, 18045, 625, 262, 16931,
                                    3290, 13,   383,  3290,  318,   922};  // 14 tokens

@@ -13,7 +13,7 @@ namespace {
 CaseSpec random_paged_plan(uint64_t seed, int i, Draw& d) {
   const int n_blocks = d.between(2, 6);
   json plan = json::array({{{"op", "create"}}});
-  int n_sequences = 1, appends = 0, forks = 0, releases = 0;
+  int n_sequences = 1, appends = 0, grows = 0, forks = 0, releases = 0;
   for (int s = d.between(4, 12); s > 0 || appends == 0; --s) {
     const int roll = d.between(1, 100), seq = d.between(0, n_sequences - 1);
     if (roll <= 10) {
@@ -27,7 +27,20 @@ CaseSpec random_paged_plan(uint64_t seed, int i, Draw& d) {
       plan.push_back({{"op", "release"}, {"sequence", seq}});
       ++releases;
     } else {
-      for (int t = d.chance(30) ? d.between(10, 20) : d.between(1, 4); t > 0; --t) {
+      const int t = d.chance(30) ? d.between(10, 20) : d.between(1, 4);
+      if (t > 1 && d.chance(40)) {
+        // One append of t positions (one grow(t)): it may need a copy-on-write block and
+        // new blocks at once, which t appends of one never do.
+        json op = describing_rows(appends, t);
+        appends += t;
+        op["op"] = "append";
+        op["sequence"] = seq;
+        op["n"] = t;
+        plan.push_back(std::move(op));
+        ++grows;
+        continue;
+      }
+      for (int k = 0; k < t; ++k) {
         json op = describing_row(appends++);
         op["op"] = "append";
         op["sequence"] = seq;
@@ -38,9 +51,10 @@ CaseSpec random_paged_plan(uint64_t seed, int i, Draw& d) {
   return {"paged-cache",
           case_name(seed, i, "plan"),
           "A random plan on a pool of " + plural(n_blocks, "block", "blocks") + ": " +
-              plural(appends, "append", "appends") + " over " +
-              plural(n_sequences, "sequence", "sequences") + ", " + plural(forks, "fork", "forks") +
-              ", " + plural(releases, "release", "releases") +
+              plural(appends, "position", "positions") + " appended" +
+              (grows ? " (" + plural(grows, "append", "appends") + " of several at once)" : "") +
+              " over " + plural(n_sequences, "sequence", "sequences") + ", " +
+              plural(forks, "fork", "forks") + ", " + plural(releases, "release", "releases") +
               "; block tables, counts and rows follow from lowest-free-block allocation and "
               "copy-on-write.",
           "run_paged_plan",

@@ -2,8 +2,9 @@
 //
 // run_paged_plan
 //   input   {"n_blocks": N, "plan": [{"op": "create"} | {"op": "append", "sequence": i,
-//            "k": [768], "v": [768]} | {"op": "fork", "sequence": i} |
-//            {"op": "release", "sequence": i}]}
+//            "k": [768], "v": [768]} | {"op": "append", "sequence": i, "n": n,
+//            "k": [n, 768], "v": [n, 768]} | {"op": "fork", "sequence": i} |
+//            {"op": "release", "sequence": i}]}   ("n" left out: 1)
 //   output  {"sequences": [{"length", "block_table", "keys": [12, length, 64],
 //            "values": [12, length, 64]}], "ref_counts": [N], "free_blocks", "exhausted"}
 // run_paged_fork
@@ -31,15 +32,17 @@ int blocks_field(const json& input, int most) {
   return n.get<int>();
 }
 
-std::vector<float> row_field(const json& step, const char* name) {
+// `rows` rows of 768 floats.
+std::vector<float> row_field(const json& step, const char* name, int rows) {
   Tensor t;
   try {
     t = tensor_from_json(field(step, name));
   } catch (const TensorError& e) {
     throw BadInput(std::string("\"") + name + "\": " + e.what());
   }
-  if (t.data.size() != size_t(d_model))
-    throw BadInput(std::string("\"") + name + "\" must hold 768 floats");
+  if (t.data.size() != size_t(rows) * size_t(d_model))
+    throw BadInput(std::string("\"") + name + "\" must hold " + std::to_string(rows) +
+                   " x 768 floats");
   return t.data;
 }
 
@@ -67,8 +70,16 @@ std::vector<PagedOp> plan_field(const json& input) {
       throw BadInput("plan step names sequence " + seq.dump() + ", which does not exist yet");
     op.sequence = seq.get<int>();
     if (op.kind == PagedOp::Kind::append) {
-      op.k = row_field(step, "k");
-      op.v = row_field(step, "v");
+      if (step.contains("n")) {
+        const json& n = step["n"];
+        if (!n.is_number_integer() || n.get<int64_t>() < 1 ||
+            n.get<int64_t>() > kMaxPlanBlocks * block_size)
+          throw BadInput("an append's \"n\" must be a whole number from 1 to " +
+                         std::to_string(kMaxPlanBlocks * block_size));
+        op.n = n.get<int>();
+      }
+      op.k = row_field(step, "k", op.n);
+      op.v = row_field(step, "v", op.n);
     }
     if (op.kind == PagedOp::Kind::fork) ++n_sequences;
     ops.push_back(std::move(op));

@@ -22,6 +22,11 @@ const std::vector<CatalogueEntry>& catalogue() {
       {"pg.contiguous_table", "blocks assumed contiguous",
        "key(), value() and write() use block table_[0] + pos / 16, as if a sequence's blocks were consecutive in the pool",
        "mistake-assuming-the-blocks-are-contiguous", 1},
+      {"pg.grow_check_forgets_copy", "all or nothing, but the copy is not counted",
+       "a grow that needs a copy-on-write block and new blocks, in a pool that lacks one of them, takes "
+       "the copy and then throws PoolExhausted, so the sequence's table and the counts change: grow's "
+       "check counts the new blocks but not the copy, or grow takes its blocks one by one with no check first",
+       "mistake-a-check-that-forgets-the-copy", 2},
   };
   // clang-format on
   return entries;

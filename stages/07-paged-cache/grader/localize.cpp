@@ -9,7 +9,11 @@
 //    nothing) and records which step last set each length, table entry and reference
 //    count. The earliest step whose result the learner's final state does not show is
 //    named with what that step does; lengths, tables and counts come before keys. When the
-//    replay does not give the fixture's expected state, no step is named.
+//    replay does not give the fixture's expected state, no step is named. A failed plan is
+//    also run again on its first steps (grade.cpp, locate_paged_plan_divergence): the step
+//    after which the learner's own runs depart from the rules, which the final state alone
+//    cannot tell (a step that should have changed nothing may have changed what an earlier
+//    one set).
 //  * Prefix-cache traces: the first request whose served tokens or logits differ, the
 //    first eviction that differs, and what each key is (which prompt's block).
 //  * The server loop: the schedule replayed with the admission rule of batching.hpp; the
@@ -17,6 +21,8 @@
 //    decides it; then the first request, token and batch row whose logits differ.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
 
 #include "judge/localize.hpp"
@@ -83,7 +89,8 @@ struct PoolReplay {
     seqs.back().length_step = seqs.back().table_step = step;
     what.push_back("creates sequence " + std::to_string(seqs.size() - 1) + ", empty");
   }
-  // grow(n) of sequence i; `writer` is the append id of the new positions (-1: none).
+  // grow(n) of sequence i; `writer` is the append id of the first new position, the others
+  // following in order (-1: none).
   void grow(int step, int i, int n, int writer, const std::string& doing) {
     Seq* s = seq(i);
     if (!s) return what.push_back(doing + ": no such sequence");
@@ -128,7 +135,7 @@ struct PoolReplay {
       parts.push_back("it writes into block " + std::to_string(s->table.back()) + ", offset " +
                       std::to_string(s->length % kBlock));
     for (int k = 0; k < n; ++k) {
-      s->writer.push_back(writer);
+      s->writer.push_back(writer < 0 ? -1 : writer + k);
       s->write_step.push_back(step);
     }
     s->length += n;
@@ -188,9 +195,11 @@ std::vector<Difference> structure_differences(const PoolReplay& r, const json& a
   std::vector<Difference> d;
   if (!a_seqs.is_array() || a_seqs.size() + offset != r.seqs.size()) {
     out.push_back("The output has " +
-                  (a_seqs.is_array() ? std::to_string(a_seqs.size()) : std::string("no list of")) +
-                  " " + noun + "s; " + std::to_string(r.seqs.size() - offset) +
-                  " are expected. Nothing more is read from them.");
+                  (a_seqs.is_array() ? count_text(int64_t(a_seqs.size()), noun)
+                                     : "no list of " + noun + "s") +
+                  "; " + std::to_string(r.seqs.size() - offset) +
+                  (r.seqs.size() - offset == 1 ? " is" : " are") +
+                  " expected. Nothing more is read from them.");
     return {};
   }
   for (size_t i = 0; i < a_seqs.size(); ++i) {
@@ -372,20 +381,29 @@ Lines localize_speculative(const Fixture& fx, const json& actual) {
 
 // ---- stage paged-cache: plans ---------------------------------------------------------------
 
-Lines localize_paged_plan(const Fixture& fx, const json& actual) {
-  Lines out;
+namespace {
+
+// The plan's first `steps` steps replayed with the reference's rules; `appends` is then the
+// number of positions they append (the next append id).
+PoolReplay replay_plan(const Fixture& fx, size_t steps, int& appends) {
   const json& plan = fx.input.value("plan", json::array());
   PoolReplay r(fx.input.value("n_blocks", 0));
-  int appends = 0;
-  for (size_t step = 0; step < plan.size(); ++step) {
+  appends = 0;
+  for (size_t step = 0; step < plan.size() && step < steps; ++step) {
     const std::string op = plan[step].value("op", "");
     const int i = plan[step].value("sequence", -1);
     if (op == "create")
       r.create(int(step));
     else if (op == "append") {
-      r.grow(int(step), i, 1, appends,
-             "appends #" + std::to_string(appends) + " to sequence " + std::to_string(i));
-      ++appends;
+      const json n_field = plan[step].value("n", json(1));
+      const int n = n_field.is_number_integer() ? n_field.get<int>() : 0;
+      if (n < 1) r.valid = false;
+      r.grow(int(step), i, std::max(n, 1), appends,
+             n == 1 ? "appends #" + std::to_string(appends) + " to sequence " + std::to_string(i)
+                    : "appends #" + std::to_string(appends) + " .. #" +
+                          std::to_string(appends + n - 1) + " to sequence " + std::to_string(i) +
+                          " (one grow(" + std::to_string(n) + "))");
+      appends += std::max(n, 1);
     } else if (op == "fork")
       r.fork(int(step), i, "sequence " + std::to_string(r.seqs.size()));
     else if (op == "release")
@@ -393,15 +411,30 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
     else
       r.valid = false, r.what.push_back("does what the judge cannot replay");
   }
-  // The replay must give the fixture's expected state; otherwise no step is named.
+  return r;
+}
+
+// Whether the replay gives the fixture's expected state (lengths, tables, counts, exhausted
+// steps): only then may a step be named.
+bool replay_gives_expected(const Fixture& fx, const PoolReplay& r) {
   const json& e = fx.expected;
   Lines none;
-  if (!r.valid ||
-      !structure_differences(r, e.value("sequences", json()), e.value("ref_counts", json()),
-                             e.value("exhausted", json()), 0, "sequence", none)
-           .empty() ||
-      !none.empty())
-    return out;
+  return r.valid &&
+         structure_differences(r, e.value("sequences", json()), e.value("ref_counts", json()),
+                               e.value("exhausted", json()), 0, "sequence", none)
+             .empty() &&
+         none.empty();
+}
+
+}  // namespace
+
+Lines localize_paged_plan(const Fixture& fx, const json& actual) {
+  Lines out;
+  int appends = 0;
+  const PoolReplay r = replay_plan(fx, SIZE_MAX, appends);
+  // The replay must give the fixture's expected state; otherwise no step is named.
+  const json& e = fx.expected;
+  if (!replay_gives_expected(fx, r)) return out;
   if (!actual.is_object()) return {"The output is not an object."};
   std::vector<Difference> d = structure_differences(
       r, actual.value("sequences", json()), actual.value("ref_counts", json()),
@@ -463,6 +496,89 @@ Lines localize_paged_plan(const Fixture& fx, const json& actual) {
       value_origin(first.got, appends) + ", where append #" +
       std::to_string(s.writer[size_t(first.pos)]) + "'s belongs.");
   return out;
+}
+
+// ---- stage paged-cache: plans run again, cut short ----------------------------------------
+
+Lines locate_paged_plan_divergence(const Fixture& fx, const json& actual, const PlanRunner& run) {
+  const json& plan = fx.input.value("plan", json::array());
+  if (!plan.is_array() || plan.size() < 2 || !actual.is_object()) return {};
+  int appends = 0;
+  if (!replay_gives_expected(fx, replay_plan(fx, SIZE_MAX, appends))) return {};
+  // Every append's rows, by append id, from the input: what each position must hold.
+  std::vector<const float*> key_row, value_row;
+  std::vector<Tensor> rows;
+  rows.reserve(2 * plan.size());
+  for (const json& step : plan) {
+    if (step.value("op", "") != "append") continue;
+    const std::optional<Tensor> k = tensor_at(step, "k"), v = tensor_at(step, "v");
+    const json n_field = step.value("n", json(1));
+    const int n = n_field.is_number_integer() ? n_field.get<int>() : 0;
+    if (!k || !v || n < 1 || k->data.size() != size_t(n) * kDModel ||
+        v->data.size() != k->data.size())
+      return {};
+    rows.push_back(*k);
+    rows.push_back(*v);
+    for (int i = 0; i < n; ++i) {
+      key_row.push_back(rows[rows.size() - 2].data.data() + size_t(i) * kDModel);
+      value_row.push_back(rows.back().data.data() + size_t(i) * kDModel);
+    }
+  }
+  // Whether `out` is the state the rules give after the first `steps` steps: every length,
+  // table, count, free-block figure and exhausted step, and every row.
+  auto holds = [&](size_t steps, const json& out) {
+    int n = 0;
+    const PoolReplay r = replay_plan(fx, steps, n);
+    Lines said;
+    if (!out.is_object() || !r.valid ||
+        !structure_differences(r, out.value("sequences", json()), out.value("ref_counts", json()),
+                               out.value("exhausted", json::array()), 0, "sequence", said)
+             .empty() ||
+        !said.empty() || out.value("free_blocks", json()) != json(r.free_blocks()))
+      return false;
+    for (size_t i = 0; i < r.seqs.size(); ++i) {
+      const PoolReplay::Seq& s = r.seqs[i];
+      for (int kv = 0; kv < 2; ++kv) {
+        const std::optional<Tensor> t = tensor_at(out["sequences"][i], kv ? "values" : "keys");
+        if (!t || t->data.size() != size_t(kHeads) * size_t(s.length) * kDim) return false;
+        for (int p = 0; p < s.length; ++p) {
+          const int w = s.writer[size_t(p)];
+          if (w < 0 || size_t(w) >= key_row.size()) return false;
+          const float* row = kv ? value_row[size_t(w)] : key_row[size_t(w)];
+          for (int h = 0; h < kHeads; ++h)
+            for (int d = 0; d < kDim; ++d)
+              if (std::memcmp(
+                      &t->data[(size_t(h) * size_t(s.length) + size_t(p)) * kDim + size_t(d)],
+                      &row[h * kDim + d], sizeof(float)) != 0)
+                return false;
+        }
+      }
+    }
+    return true;
+  };
+  // The whole plan's output must be seen as wrong by this check too, or nothing is said.
+  if (holds(plan.size(), actual)) return {};
+  // Halving: `good` steps give the rules' state (none trivially), `bad` steps do not.
+  size_t good = 0, bad = plan.size();
+  while (bad - good > 1) {
+    const size_t mid = good + (bad - good) / 2;
+    json input = fx.input;
+    input["plan"] = json(plan.begin(), plan.begin() + std::ptrdiff_t(mid));
+    const std::optional<json> out = run(input);
+    if (!out) return {};  // no answer: nothing more is said
+    (holds(mid, *out) ? good : bad) = mid;
+  }
+  const size_t step = bad - 1;
+  int n = 0;
+  const PoolReplay r = replay_plan(fx, SIZE_MAX, n);
+  return {
+      "Run again on the plan cut short: after " +
+      (good == 0   ? std::string("no step")
+       : good == 1 ? std::string("step 0")
+                   : "steps 0 .. " + std::to_string(good - 1)) +
+      " your code's state (lengths, tables, counts, rows) is the one the rules give; with step " +
+      std::to_string(step) + " too it is not. Step " + std::to_string(step) + " " + r.what[step] +
+      "."};
 }
 
 // ---- stage paged-cache: a GPT-2 prompt forked into branches ---------------------------------

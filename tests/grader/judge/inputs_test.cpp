@@ -113,6 +113,25 @@ TEST(inputs, a_malformed_input_names_the_field) {
   EXPECT_TRUE(has(input_error("run_generate_from", from), "1020 prompt positions and 6 new tokens do not fit in the model's 1024"));
 }
 
+// A paged plan's append of n positions carries n rows of k and of v; "n" left out is 1.
+TEST(inputs, a_paged_append_of_n_positions_carries_n_rows) {
+  auto plan = [](const json& append) {
+    return json{{"n_blocks", 2}, {"plan", {{{"op", "create"}}, append}}};
+  };
+  json one = {{"op", "append"}, {"sequence", 0}, {"k", floats(768)}, {"v", floats(768)}};
+  EXPECT_EQ(input_error("run_paged_plan", plan(one)), "");
+  json three = {
+      {"op", "append"}, {"sequence", 0}, {"n", 3}, {"k", floats(3 * 768)}, {"v", floats(3 * 768)}};
+  EXPECT_EQ(input_error("run_paged_plan", plan(three)), "");
+  three["v"] = floats(768);
+  EXPECT_TRUE(has(input_error("run_paged_plan", plan(three)),
+                  "input.plan[1].v: must hold 3 x 768 floats (n = 3), not 768"));
+  json zero = one;
+  zero["n"] = 0;
+  EXPECT_TRUE(has(input_error("run_paged_plan", plan(zero)),
+                  "input.plan[1].n: must be a whole number from 1 to 65536, not 0"));
+}
+
 // The runner checks a request's input by the same spec, before the binding reads it: the
 // same words name the same field.
 TEST(inputs, a_runner_refuses_a_bad_input_in_the_words_of_the_fixture_check) {

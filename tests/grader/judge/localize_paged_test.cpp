@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "judge/diagnose.hpp"
+#include "judge/localize.hpp"
 #include "test_support.hpp"
 #include "wire/digest.hpp"
 
@@ -203,6 +204,199 @@ TEST(localize_paged_plan, a_wrong_key_names_the_append_that_should_be_there_and_
                   "holds 1: append #0's "
                   "key, head 0, dim 0, where append #2's belongs."))
       << text;
+}
+
+// Issue 25: an append of several positions at once (one grow(n)) that needs the copy and
+// a new block, in a pool with one free: as pg.grow_check_forgets_copy leaves the pool, the
+// fork moved to its copy (block 1) though the step threw. The step that should have thrown
+// is said with its figures, and the counts are the learner's.
+TEST(localize_paged_plan, a_grow_of_several_positions_is_said_with_the_blocks_it_needs) {
+  const course::Fixture f =
+      fixture("paged-cache", "11-a-grow-that-needs-the-copy-and-a-block.json.gz");
+  json out = f.expected;
+  out["sequences"][1]["block_table"] = {1};
+  out["ref_counts"] = {1, 1};
+  out["free_blocks"] = 0;
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text,
+                  "At the end: sequence 1's block table is [1] (expected [0]); block 0's count is "
+                  "1 (expected 2)."))
+      << text;
+  EXPECT_TRUE(has(text, "Also at the end: block 1's count is 1 (expected 0).")) << text;
+  // The same plan with the step left out of the learner's exhausted list names it, with
+  // what it needs.
+  out = f.expected;
+  out["exhausted"] = json::array();
+  text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text,
+                  "step 3, which appends #5 .. #16 to sequence 1 (one grow(12)) at positions 5 .. "
+                  "16: it needs 2 "
+                  "free blocks, the pool has 1, so it throws PoolExhausted and changes nothing."))
+      << text;
+}
+
+// The plan run again cut short (locate_paged_plan_divergence), with runs made up here as
+// pg.grow_check_forgets_copy gives them: right after steps 0 .. 2, wrong with step 3. The
+// halving asks for 2 then 3 steps, and names step 3, the grow, not the fork the final state
+// points to.
+TEST(locate_paged_plan_divergence, halving_names_the_step_after_which_the_runs_depart) {
+  const course::Fixture f =
+      fixture("paged-cache", "11-a-grow-that-needs-the-copy-and-a-block.json.gz");
+  json wrong = f.expected;
+  wrong["sequences"][1]["block_table"] = {1};
+  wrong["ref_counts"] = {1, 1};
+  wrong["free_blocks"] = 0;
+  std::vector<size_t> asked;
+  const course::PlanRunner run = [&](const json& input) -> std::optional<json> {
+    const size_t steps = input["plan"].size();
+    asked.push_back(steps);
+    json out = f.expected;  // after 3 steps: sequence 0 and its fork, sharing block 0
+    out["exhausted"] = json::array();
+    if (steps == 2) {  // before the fork
+      out["sequences"].erase(1);
+      out["ref_counts"] = {1, 0};
+    }
+    return out;
+  };
+  const std::string text = joined(course::locate_paged_plan_divergence(f, wrong, run));
+  EXPECT_EQ(asked, (std::vector<size_t>{2, 3}));
+  EXPECT_TRUE(has(text,
+                  "Run again on the plan cut short: after steps 0 .. 2 your code's state (lengths, "
+                  "tables, counts, "
+                  "rows) is the one the rules give; with step 3 too it is not. Step 3 appends #5 "
+                  ".. #16 to sequence 1"))
+      << text;
+  // A run that gives no output ends it: nothing is said.
+  const course::PlanRunner none = [](const json&) -> std::optional<json> { return std::nullopt; };
+  EXPECT_TRUE(course::locate_paged_plan_divergence(f, wrong, none).empty());
+  // An output the check sees as right is not located (nothing to say), and nothing is run.
+  asked.clear();
+  EXPECT_TRUE(course::locate_paged_plan_divergence(f, f.expected, run).empty());
+  EXPECT_TRUE(asked.empty());
+}
+
+// A run whose rows differ (the tables and counts right) is not the rules' state: the rows
+// are read as the input wrote them.
+TEST(locate_paged_plan_divergence, a_wrong_row_in_a_run_counts) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json wrong = f.expected;
+  Tensor k = course::tensor_from_json(wrong["sequences"][0]["keys"]);
+  k.data[size_t(1 * 64)] = 7.0f;  // head 0, position 1
+  wrong["sequences"][0]["keys"] = course::tensor_to_json(k, course::TensorEncoding::base64);
+  const course::PlanRunner run = [&](const json& input) -> std::optional<json> {
+    const size_t steps = input["plan"].size();  // create, then appends #0 .. #(steps - 2)
+    json out = f.expected;
+    const int length = int(steps) - 1;
+    Tensor full = course::tensor_from_json(f.expected["sequences"][0]["keys"]);
+    Tensor part{{12, length, 64}, {}, {}};
+    for (int h = 0; h < 12; ++h)
+      for (int p = 0; p < length; ++p)
+        for (int d = 0; d < 64; ++d) part.data.push_back(full.data[size_t((h * 3 + p) * 64 + d)]);
+    if (length >= 2) part.data[size_t(1 * 64)] = 7.0f;  // position 1 is wrong from its append on
+    out["sequences"][0]["length"] = length;
+    out["sequences"][0]["block_table"] = length ? json{0} : json::array();
+    out["sequences"][0]["keys"] = course::tensor_to_json(part, course::TensorEncoding::base64);
+    Tensor values = part;
+    for (int h = 0; h < 12; ++h)
+      for (int p = 0; p < length; ++p)
+        for (int d = 0; d < 64; ++d)
+          values.data[size_t((h * length + p) * 64 + d)] = -full.data[size_t((h * 3 + p) * 64 + d)];
+    out["sequences"][0]["values"] = course::tensor_to_json(values, course::TensorEncoding::base64);
+    out["ref_counts"] = {length ? 1 : 0, 0, 0, 0};
+    out["free_blocks"] = length ? 3 : 4;
+    return out;
+  };
+  const std::string text = joined(course::locate_paged_plan_divergence(f, wrong, run));
+  EXPECT_TRUE(has(text,
+                  "after steps 0 .. 1 your code's state (lengths, tables, counts, rows) is the one "
+                  "the rules give; "
+                  "with step 2 too it is not. Step 2 appends #1 to sequence 0 at position 1"))
+      << text;
+}
+
+TEST(localize_paged_plan, a_free_block_count_that_disagrees_with_the_counts) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  out["free_blocks"] = 4;
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(
+      text,
+      "Every length, table and count is right, and 3 blocks have count 0; free_blocks() says 4."))
+      << text;
+}
+
+TEST(localize_paged_plan, a_wrong_length_names_the_step_that_set_it) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  out["sequences"][0]["length"] = 4;
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text,
+                  "The earliest step whose result your final state does not show is step 3, which "
+                  "appends #2 to "
+                  "sequence 0 at position 2: it writes into block 0, offset 2. At the end: "
+                  "sequence 0's length() is "
+                  "4 (expected 3)."))
+      << text;
+}
+
+TEST(localize_paged_plan, a_count_no_step_sets_is_said_at_the_end_only) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  out["ref_counts"][2] = 1;  // block 2: no step of the plan touches it
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text, "At the end: block 2's count is 1 (expected 0).")) << text;
+  EXPECT_FALSE(has(text, "The earliest step")) << text;
+}
+
+TEST(localize_paged_plan, a_step_reported_exhausted_that_is_not) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  out["exhausted"] = {2};
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text, "At the end: step 2 threw PoolExhausted in your run.")) << text;
+}
+
+TEST(localize_paged_plan, later_steps_that_differ_are_listed) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  out["sequences"][0]["length"] = 4;  // set by step 3
+  out["exhausted"] = {1};             // step 1 reported exhausted
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text, "The earliest step whose result your final state does not show is step 1,"))
+      << text;
+  EXPECT_TRUE(has(text, "Later steps whose results differ too: 3.")) << text;
+}
+
+TEST(localize_paged_plan, a_missing_sequence_stops_the_reading) {
+  const course::Fixture f = fixture("paged-cache", "03-fork-a-full-block.json.gz");
+  json out = f.expected;
+  out["sequences"].erase(1);
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(
+      has(text, "The output has 1 sequence; 2 are expected. Nothing more is read from them."))
+      << text;
+}
+
+TEST(localize_paged_plan, keys_of_the_wrong_shape_are_said_so) {
+  const course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  json out = f.expected;
+  Tensor k{{12, 2, 64}, {}, std::vector<float>(12 * 2 * 64, 1.0f)};
+  out["sequences"][0]["keys"] = course::tensor_to_json(k, course::TensorEncoding::base64);
+  std::string text = joined(course::localize(f, out));
+  EXPECT_TRUE(has(text, "sequence 0's keys are [12, 2, 64], expected [12, 3, 64].")) << text;
+}
+
+// A fixture whose expected state the judge's replay does not give: no step is named.
+TEST(localize_paged_plan, no_step_is_named_when_the_replay_does_not_give_the_expected_state) {
+  course::Fixture f = fixture("paged-cache", "01-one-block.json");
+  f.expected["ref_counts"] = {2, 0, 0, 0};
+  json out = f.expected;
+  out["sequences"][0]["length"] = 4;
+  std::string text = joined(course::localize(f, out));
+  EXPECT_FALSE(has(text, "step")) << text;
+  EXPECT_TRUE(
+      has(joined(course::localize(fixture("paged-cache", "01-one-block.json"), json::array())),
+          "The output is not an object."));
 }
 
 // ---- prefix-cache traces ---------------------------------------------------------------------
