@@ -7,10 +7,12 @@
 // every save (watch.hpp); `--format gradescope|exercism` writes those platforms' results.
 // `--hidden-fixtures DIR` also grades the instructor-only hidden set, and `--random N`
 // N fresh cases per stage drawn for this run (fresh_cases.hpp), with the seed reported.
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -74,6 +76,7 @@ struct Cli {
   int max_rounds = 0;
   std::string sandbox = "auto";
   std::string report_file;  // --report: the HTML pictures of each stage's first failure
+  int jobs = 0;             // --jobs: runners at once per stage (0: one per usable core, at most 2)
 };
 
 fs::path exe_dir() {
@@ -339,6 +342,11 @@ void add_options(CLI::App& app, Cli& cli) {
                  "document), strict (namespaces or the uid mode, or no grading), uid (the uid "
                  "mode even where namespaces work), off (debugging: a plain child)")
       ->check(CLI::IsMember({"auto", "strict", "uid", "off"}));
+  app.add_option("--jobs,-j", cli.jobs,
+                 "How many runners grade a stage's cases at once, one case each (default: one per "
+                 "core this grader may run on, at most 2; 1: one after another). The verdicts and "
+                 "their order are the same")
+      ->check(CLI::Range(1, 16));
   app.add_option("--max-rounds", cli.max_rounds,
                  "With --watch: stop after this many verdicts (for scripts)")
       ->check(CLI::PositiveNumber);
@@ -391,9 +399,9 @@ std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progre
   return todo;
 }
 
-// The uid mode: the answers' files closed to the runner's uid (exposure.hpp), the results
-// folder guarded, and the uid handed to the learner's compile (sandbox-compile). "" or
-// why grading cannot be trusted here.
+// The uid mode: the answers' files closed to the runners' uids (exposure.hpp), the results
+// folder guarded, and the first uid handed to the learner's compile (sandbox-compile). ""
+// or why grading cannot be trusted here.
 std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
   const std::string uid = std::to_string(isolation.uid);
   ::setenv("KVCOURSE_RUNNER_UID", uid.c_str(), 1);
@@ -409,14 +417,34 @@ std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
                                    build / "grader" / "CMakeFiles" / "course_reference.dir"};
   if (!cli.hidden_dir.empty()) secrets.push_back(cli.hidden_dir);
   std::vector<std::string> changed;
-  std::string problem = sandbox::hide_from_uid(secrets, isolation.uid, changed);
-  if (problem.empty() && !cli.output_file.empty())
-    problem = sandbox::guard_results_folder(fs::absolute(cli.output_file).parent_path(),
-                                            isolation.uid, changed);
+  std::string problem;
+  std::string uids;  // "64998" or "64998, 64997": what the messages name
+  for (uint32_t runner_uid : isolation.uids) {
+    uids += (uids.empty() ? "" : ", ") + std::to_string(runner_uid);
+    if (problem.empty()) problem = sandbox::hide_from_uid(secrets, runner_uid, changed);
+    if (problem.empty() && !cli.output_file.empty())
+      problem = sandbox::guard_results_folder(fs::absolute(cli.output_file).parent_path(),
+                                              runner_uid, changed);
+  }
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   for (const std::string& path : changed)
-    std::cerr << "grader: uid sandbox: closed to uid " << uid << ": " << path << "\n";
+    std::cerr << "grader: uid sandbox: closed to uid " << uids << ": " << path << "\n";
   if (!problem.empty()) return "the uid sandbox cannot hide the answers: " + problem;
   return "";
+}
+
+// Runners at once when --jobs is not given: one per core this process may run on (its CPU
+// affinity: `taskset -c 0` gives one), at most two. A runner computes on one thread once
+// its stage's setup ran (grader/COST.md), and each runner pays that setup again, so more
+// runners than cores only cost CPU time; past two the setup's share grows faster than the
+// stages' cases can fill them.
+int default_jobs() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cores = 1;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = std::max(1, CPU_COUNT(&set));
+  return std::min(cores, 2);
 }
 
 // The isolation runners get (sandbox.hpp), checked against --sandbox: strict refuses to
@@ -427,6 +455,9 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   sandbox::parse_mode(cli.sandbox, mode);
   ::setenv("KVCOURSE_SANDBOX", cli.sandbox.c_str(), 1);
   options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s), {}};
+  sandbox::probe(mode);
+  // The uid mode gives each runner at once a uid of its own: as many as can be had.
+  options.jobs = sandbox::reserve_slots(mode, cli.jobs > 0 ? cli.jobs : default_jobs());
   const sandbox::Isolation isolation = sandbox::probe(mode);
   if ((mode == sandbox::Mode::strict || mode == sandbox::Mode::uid) && !isolation.protects())
     error =
