@@ -167,7 +167,7 @@ void apply_limits(const ChildPlan& plan) {
   ::dup2(crash, kCrashFd);
   ::dup3(err, kErrFd, O_CLOEXEC);
   ::syscall(SYS_close_range, unsigned(kErrFd + 1), ~0u, 0u);
-  ::setsid();
+  ::setsid();  // a plain child (start_child) has its own already
   if (plan.limits) apply_limits(plan);
   if (plan.switch_uid) {
     // The system calls themselves, not glibc's wrappers: those apply the change to every
@@ -510,22 +510,23 @@ pid_t start_supervisor(const ChildPlan& plan, const Isolation& iso, Pipes& p) {
   return pid;
 }
 
-// Starts the runner as a plain child (no namespaces): its own process group, killed with
-// the grader.
+// Starts the runner as a plain child (no namespaces): its own session (and so its own
+// process group, whose id is its pid), killed with the grader. The session first: a
+// process group leader could not start one, and in the grader's session the runner
+// could move itself into another of the session's groups (setpgid), the grader's own.
 pid_t start_child(ChildPlan& plan, Pipes& p) {
   const pid_t grader = ::getpid();
   plan.parent = grader;
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);
+    ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != grader) ::_exit(1);
     const char* workdir = plan.workdir.empty() ? "/" : plan.workdir.c_str();
     if (plan.limits && ::chdir(workdir) != 0) child_fail(p.err[1], "entering", workdir);
     exec_runner(plan, p);
   }
-  ::setpgid(pid, pid);
   for (int* end : {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1],
                    &p.sync[0], &p.sync[1]})
     close_fd(*end);
