@@ -7,7 +7,6 @@
 // every save (watch.hpp); `--format gradescope|exercism` writes those platforms' results.
 // `--hidden-fixtures DIR` also grades the instructor-only hidden set, and `--random N`
 // N fresh cases per stage drawn for this run (fresh_cases.hpp), with the seed reported.
-#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -76,7 +75,7 @@ struct Cli {
   int max_rounds = 0;
   std::string sandbox = "auto";
   std::string report_file;  // --report: the HTML pictures of each stage's first failure
-  int jobs = 0;             // --jobs: runners at once per stage (0: one per usable core, at most 2)
+  int jobs = 1;             // --jobs: runners at once per stage
 };
 
 fs::path exe_dir() {
@@ -343,9 +342,11 @@ void add_options(CLI::App& app, Cli& cli) {
                  "mode even where namespaces work), off (debugging: a plain child)")
       ->check(CLI::IsMember({"auto", "strict", "uid", "off"}));
   app.add_option("--jobs,-j", cli.jobs,
-                 "How many runners grade a stage's cases at once, one case each (default: one per "
-                 "core this grader may run on, at most 2; 1: one after another). The verdicts and "
-                 "their order are the same")
+                 "How many runners grade a stage's cases at once (default 1; more than the cores "
+                 "this grader may use only costs CPU time). Each case's verdict is the same unless "
+                 "the code under "
+                 "test keeps state from one case to the next (a global counter), which each runner "
+                 "then builds from other cases; the mistakes' records assume one runner")
       ->check(CLI::Range(1, 16));
   app.add_option("--max-rounds", cli.max_rounds,
                  "With --watch: stop after this many verdicts (for scripts)")
@@ -434,19 +435,6 @@ std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
   return "";
 }
 
-// Runners at once when --jobs is not given: one per core this process may run on (its CPU
-// affinity: `taskset -c 0` gives one), at most two. A runner computes on one thread once
-// its stage's setup ran (grader/COST.md), and each runner pays that setup again, so more
-// runners than cores only cost CPU time; past two the setup's share grows faster than the
-// stages' cases can fill them.
-int default_jobs() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cores = 1;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = std::max(1, CPU_COUNT(&set));
-  return std::min(cores, 2);
-}
-
 // The isolation runners get (sandbox.hpp), checked against --sandbox: strict refuses to
 // grade without the full one, auto warns in one line. The rebuild's compiler launcher
 // reads the mode from $KVCOURSE_SANDBOX.
@@ -457,7 +445,7 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s), {}};
   sandbox::probe(mode);
   // The uid mode gives each runner at once a uid of its own: as many as can be had.
-  options.jobs = sandbox::reserve_slots(mode, cli.jobs > 0 ? cli.jobs : default_jobs());
+  options.jobs = sandbox::reserve_slots(mode, cli.jobs);
   const sandbox::Isolation isolation = sandbox::probe(mode);
   if ((mode == sandbox::Mode::strict || mode == sandbox::Mode::uid) && !isolation.protects())
     error =
