@@ -89,8 +89,9 @@ struct GradeOptions {
   bool keep_failed_outputs = false;
   // How many runners grade a stage's cases at the same time (`grader --jobs`), each case
   // in one of them; the results, the streaming (on_case) and every message are the same
-  // as with one. At most one per case, and in the uid mode one per uid reserved
-  // (sandbox::reserve_slots). 1: one runner, the cases one after another.
+  // as with one, unless the code under test keeps state from case to case (each runner
+  // has its own history: grader/COST.md). At most one per case, and in the uid mode one
+  // per uid reserved (sandbox::reserve_slots). 1: one runner, the cases one after another.
   int jobs = 1;
   // Called after each case with the results so far (partial(): watch mode shows the first
   // failure as soon as it is known, and the rest as they come).
