@@ -5,13 +5,15 @@
 # stage (`grader --stage S`, grader and runner: user + system) and of one save's round
 # (the rebuild and the grading, read from the watching grader's /proc/PID/stat).
 #
-#   scripts/latency.sh [--build-dir DIR] [--edits N] [--impl reference|learner] [STAGE...]
+#   scripts/latency.sh [--build-dir DIR] [--edits N] [--impl reference|learner] [--jobs N]
+#                      [STAGE...]
 #
 # STAGE defaults to all ten stages. --impl reference (the default) edits and grades the
 # reference solution (reference/*.cpp, runner-reference), so that every stage passes and
 # its whole grading is measured; --impl learner edits src/ and grades your runner (the
 # skeleton fails fast: "not implemented yet"). The build folder (default build/) must hold
 # a built grader; the rebuild is the real one, `cmake --build DIR --target runner-IMPL`.
+# --jobs N is passed to every grader (runners at once per stage; default: the grader's).
 #
 # Each edit appends a comment line to the stage's file (e.g. reference/decode.cpp), a real
 # content change that the runner must be rebuilt for. The file is copied first and put
@@ -24,12 +26,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir="$root/build"
 edits=7
 impl=reference
+jobs=()
 stages=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
     --edits) edits=$2; shift 2 ;;
     --impl) impl=$2; shift 2 ;;
+    --jobs) jobs=(--jobs "$2"); shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) stages+=("$1"); shift ;;
   esac
@@ -93,9 +97,9 @@ cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.3f\n", 
 # CPU seconds of one grading of stage $1: grader and runner (the runner is waited for).
 grade_cpu() {
   # The file was just put back: the first run rebuilds the runner, the second is timed.
-  KVCOURSE_PROGRESS="$work/progress.json" "$grader" --impl "$impl" --stage "$1" --rebuild >/dev/null 2>&1 || true
+  KVCOURSE_PROGRESS="$work/progress.json" "$grader" --impl "$impl" --stage "$1" --rebuild "${jobs[@]}" >/dev/null 2>&1 || true
   KVCOURSE_PROGRESS="$work/progress.json" /usr/bin/time -f '%U %S' -o "$work/time" \
-    "$grader" --impl "$impl" --stage "$1" --no-times >/dev/null 2>&1 || true
+    "$grader" --impl "$impl" --stage "$1" --no-times "${jobs[@]}" >/dev/null 2>&1 || true
   awk '{ printf "%.2f\n", $1 + $2 }' "$work/time"
 }
 
@@ -115,7 +119,7 @@ wait_verdict() {
 ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 + 0.5 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "Save -> verdict in watch mode, --impl $impl ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
+echo "Save -> verdict in watch mode, --impl $impl ${jobs[*]} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
 medians=()
 grade_cpus=()
 round_cpus=()
@@ -127,7 +131,7 @@ for stage in "${stages[@]}"; do
   probes=0
   mkfifo "$work/out"
   KVCOURSE_PROGRESS="$work/progress.json" NO_COLOR=1 \
-    "$grader" --impl "$impl" --stage "$stage" --watch </dev/null >"$work/out" 2>&1 &
+    "$grader" --impl "$impl" --stage "$stage" --watch "${jobs[@]}" </dev/null >"$work/out" 2>&1 &
   grader_pid=$!
   exec 3<"$work/out"
   last_timing=""
@@ -175,3 +179,4 @@ for i in "${!stages[@]}"; do
   printf '%-22s %7d ms %5d ms %5s %12s %12s\n' "${stages[$i]}" "${medians[$i]}" "$goal" "$verdict" \
     "${grade_cpus[$i]}" "${round_cpus[$i]}"
 done
+echo "(load at the end: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -74,6 +75,7 @@ struct Cli {
   int max_rounds = 0;
   std::string sandbox = "auto";
   std::string report_file;  // --report: the HTML pictures of each stage's first failure
+  int jobs = 1;             // --jobs: runners at once per stage
 };
 
 fs::path exe_dir() {
@@ -339,6 +341,13 @@ void add_options(CLI::App& app, Cli& cli) {
                  "document), strict (namespaces or the uid mode, or no grading), uid (the uid "
                  "mode even where namespaces work), off (debugging: a plain child)")
       ->check(CLI::IsMember({"auto", "strict", "uid", "off"}));
+  app.add_option("--jobs,-j", cli.jobs,
+                 "How many runners grade a stage's cases at once (default 1; more than the cores "
+                 "this grader may use only costs CPU time). Each case's verdict is the same unless "
+                 "the code under "
+                 "test keeps state from one case to the next (a global counter), which each runner "
+                 "then builds from other cases; the mistakes' records assume one runner")
+      ->check(CLI::Range(1, 16));
   app.add_option("--max-rounds", cli.max_rounds,
                  "With --watch: stop after this many verdicts (for scripts)")
       ->check(CLI::PositiveNumber);
@@ -391,9 +400,9 @@ std::vector<const Stage*> stages_to_grade(const Cli& cli, const Progress& progre
   return todo;
 }
 
-// The uid mode: the answers' files closed to the runner's uid (exposure.hpp), the results
-// folder guarded, and the uid handed to the learner's compile (sandbox-compile). "" or
-// why grading cannot be trusted here.
+// The uid mode: the answers' files closed to the runners' uids (exposure.hpp), the results
+// folder guarded, and the first uid handed to the learner's compile (sandbox-compile). ""
+// or why grading cannot be trusted here.
 std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
   const std::string uid = std::to_string(isolation.uid);
   ::setenv("KVCOURSE_RUNNER_UID", uid.c_str(), 1);
@@ -409,12 +418,19 @@ std::string close_answers(const Cli& cli, const sandbox::Isolation& isolation) {
                                    build / "grader" / "CMakeFiles" / "course_reference.dir"};
   if (!cli.hidden_dir.empty()) secrets.push_back(cli.hidden_dir);
   std::vector<std::string> changed;
-  std::string problem = sandbox::hide_from_uid(secrets, isolation.uid, changed);
-  if (problem.empty() && !cli.output_file.empty())
-    problem = sandbox::guard_results_folder(fs::absolute(cli.output_file).parent_path(),
-                                            isolation.uid, changed);
+  std::string problem;
+  std::string uids;  // "64998" or "64998, 64997": what the messages name
+  for (uint32_t runner_uid : isolation.uids) {
+    uids += (uids.empty() ? "" : ", ") + std::to_string(runner_uid);
+    if (problem.empty()) problem = sandbox::hide_from_uid(secrets, runner_uid, changed);
+    if (problem.empty() && !cli.output_file.empty())
+      problem = sandbox::guard_results_folder(fs::absolute(cli.output_file).parent_path(),
+                                              runner_uid, changed);
+  }
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   for (const std::string& path : changed)
-    std::cerr << "grader: uid sandbox: closed to uid " << uid << ": " << path << "\n";
+    std::cerr << "grader: uid sandbox: closed to uid " << uids << ": " << path << "\n";
   if (!problem.empty()) return "the uid sandbox cannot hide the answers: " + problem;
   return "";
 }
@@ -427,6 +443,9 @@ sandbox::Isolation prepare_sandbox(const Cli& cli, GradeOptions& options, std::s
   sandbox::parse_mode(cli.sandbox, mode);
   ::setenv("KVCOURSE_SANDBOX", cli.sandbox.c_str(), 1);
   options.sandbox = {mode, sandbox::limits_for_timeout(cli.timeout_s), {}};
+  sandbox::probe(mode);
+  // The uid mode gives each runner at once a uid of its own: as many as can be had.
+  options.jobs = sandbox::reserve_slots(mode, cli.jobs);
   const sandbox::Isolation isolation = sandbox::probe(mode);
   if ((mode == sandbox::Mode::strict || mode == sandbox::Mode::uid) && !isolation.protects())
     error =

@@ -3,11 +3,17 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "judge/answer.hpp"
 #include "judge/localize.hpp"
@@ -471,6 +477,204 @@ StageResult grade_stage(const Stage& stage, const GradeOptions& options) {
   return result;
 }
 
+namespace {
+
+// One case's verdict as a runner gave it, before it takes its place in the stage's
+// results (Emitter::emit).
+struct Graded {
+  CaseResult result;
+  bool setup_failed = false;  // the stage's setup failed in this case's runner
+  bool kept_outputs = false;  // result holds the outputs for the HTML report
+};
+
+// What the runners of one stage share: the cases, the options, the runner's
+// configuration, and whether the stage's setup has failed already.
+struct StageGrader {
+  StageGrader(const Stage& s, const StageCases& c, const GradeOptions& o)
+      : stage(s), cases(c), options(o), config(o.sandbox), weights(weights_file(s, o)) {}
+  const Stage& stage;
+  const StageCases& cases;
+  const GradeOptions& options;
+  sandbox::Config config;
+  std::optional<sandbox::SharedFile> weights;
+  std::mutex lock;           // over setup_failed
+  std::string setup_failed;  // once the setup failed, it is not tried again
+  // The first case, in case order, known to keep its outputs for the report: the later
+  // ones need not.
+  std::atomic<size_t> first_kept{SIZE_MAX};
+};
+
+// One runner and the cases it grades, one at a time.
+class Lane {
+ public:
+  Lane(StageGrader& g, int slot) : g_(g), runner_(g.options.runner, config_for(g.config, slot)) {}
+
+  Graded grade(size_t i) {
+    const Fixture& fx = g_.cases.fixtures[i];
+    const GradeOptions& options = g_.options;
+    Graded out;
+    CaseResult& r = out.result;
+    r.name = fx.name;
+    r.origin = g_.cases.origins[i];
+    r.checks = fx.checks;
+    // A hidden case's input never leaves the grader: not in any report or results format.
+    r.input_summary = r.origin == CaseOrigin::hidden ? kHiddenInput : short_json(fx.input);
+    if (r.origin == CaseOrigin::random)
+      r.replay = options.random_replay + " --stage " + g_.stage.slug + " --case " + fx.name;
+    if (!g_.stage.setup.empty()) {
+      std::string failed = shared_setup_failure();
+      if (failed.empty() && !runner_.running()) {
+        // Shared state (weights) is prepared once per runner process, with its own time.
+        runner_.start();
+        json setup_request = {{"type", "setup"}, {"setup", g_.stage.setup}};
+        if (g_.weights)
+          setup_request["setup"]["weights_file"] =
+              sandbox::runner_path(runner_.isolation(), *g_.weights);
+        Exchange setup = runner_.exchange(setup_request.dump(), setup_budget(options));
+        failed = setup_failure(fx, setup, options);
+        if (!failed.empty()) {
+          r.output = setup.output;
+          r.output_truncated = setup.output_truncated;
+          std::lock_guard<std::mutex> hold(g_.lock);
+          if (g_.setup_failed.empty()) g_.setup_failed = failed;
+        }
+      }
+      if (!failed.empty()) {
+        r.status = CaseStatus::runner_error;
+        r.message = failed;
+        out.setup_failed = true;
+        return out;
+      }
+    }
+    json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
+    const CaseBudget budget = case_budget(fx, options);
+    Exchange ex = runner_.exchange(request.dump(), budget.budget, answer_cap(fx));
+    judge_within_budget(fx, ex, budget, options.runner, r);
+    if (r.status == CaseStatus::failed && r.origin != CaseOrigin::hidden && divergence_runs(fx) > 0)
+      locate_by_runs(fx, ex, budget, runner_, r);
+    // A hidden case's outputs, like its input, never leave the grader.
+    if (options.keep_failed_outputs && r.status == CaseStatus::failed &&
+        r.origin != CaseOrigin::hidden && i < g_.first_kept && keep_outputs(fx, ex, r)) {
+      out.kept_outputs = true;
+      for (size_t kept = g_.first_kept;
+           i < kept && !g_.first_kept.compare_exchange_weak(kept, i);) {
+      }
+    }
+    return out;
+  }
+
+  void stop() { runner_.stop(); }
+
+ private:
+  static sandbox::Config config_for(sandbox::Config config, int slot) {
+    config.slot = slot;
+    return config;
+  }
+  std::string shared_setup_failure() {
+    std::lock_guard<std::mutex> hold(g_.lock);
+    return g_.setup_failed;
+  }
+
+  StageGrader& g_;
+  RunnerProcess runner_;
+};
+
+// How many runners grade the stage: GradeOptions::jobs, at most one per case, and no
+// more than the sandbox has room for (the uid mode: a uid each).
+int lane_count(const GradeOptions& options, size_t cases) {
+  int lanes = std::max(1, std::min(options.jobs, int(std::min<size_t>(cases, 1024))));
+  if (lanes > 1) lanes = std::min(lanes, sandbox::probe(options.sandbox.mode).slots());
+  return lanes;
+}
+
+// Adds the verdicts to the stage's results in case order, as one runner would have given
+// them: after the stage's setup failed, every later case says the first failure's words
+// (without its runner's output, shown once), and only the first failed case keeps its
+// outputs for the report.
+class Emitter {
+ public:
+  Emitter(StageResult& result, const GradeOptions& options) : result_(result), options_(options) {}
+
+  void emit(Graded g) {
+    CaseResult& r = g.result;
+    if (g.setup_failed) {
+      if (setup_message_.empty()) {
+        setup_message_ = r.message;
+      } else {
+        r.message = setup_message_;
+        r.output.clear();
+        r.output_truncated = false;
+      }
+    }
+    if (g.kept_outputs && kept_outputs_) r.expected_output = r.actual_output = json();
+    kept_outputs_ = kept_outputs_ || g.kept_outputs;
+    result_.cases.push_back(std::move(r));
+    if (options_.on_case && result_.partial()) options_.on_case(result_);
+  }
+
+ private:
+  StageResult& result_;
+  const GradeOptions& options_;
+  std::string setup_message_;
+  bool kept_outputs_ = false;
+};
+
+// The cases over `lanes` runners, one thread each: lane k starts with case k, then each
+// lane takes the next case not taken yet. This thread adds each verdict as soon as every
+// case before it has one. An error that stops a lane (a runner that cannot start) stops
+// the others after their current case and is thrown here once they are done.
+void grade_in_lanes(StageGrader& g, int lanes, Emitter& emitter) {
+  const size_t n = g.cases.fixtures.size();
+  std::vector<std::optional<Graded>> done(n);
+  std::mutex lock;
+  std::condition_variable ready;
+  std::exception_ptr error;
+  std::atomic<size_t> next{size_t(lanes)};
+  std::atomic<bool> stopping{false};
+  auto work = [&](int slot) {
+    try {
+      Lane lane(g, slot);
+      for (size_t i = size_t(slot); i < n && !stopping; i = next++) {
+        Graded graded = lane.grade(i);
+        std::lock_guard<std::mutex> hold(lock);
+        done[i] = std::move(graded);
+        ready.notify_all();
+      }
+      lane.stop();
+    } catch (...) {
+      std::lock_guard<std::mutex> hold(lock);
+      if (!error) error = std::current_exception();
+      stopping = true;
+      ready.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  struct Join {  // also when emit throws: no thread outlives this function
+    std::vector<std::thread>& threads;
+    std::atomic<bool>& stopping;
+    ~Join() {
+      stopping = true;
+      for (std::thread& t : threads)
+        if (t.joinable()) t.join();
+    }
+  } join{threads, stopping};
+  for (int slot = 0; slot < lanes; ++slot) threads.emplace_back(work, slot);
+  for (size_t i = 0; i < n; ++i) {
+    std::unique_lock<std::mutex> hold(lock);
+    ready.wait(hold, [&] { return done[i].has_value() || error; });
+    if (!done[i]) break;
+    Graded graded = std::move(*done[i]);
+    done[i].reset();
+    hold.unlock();
+    emitter.emit(std::move(graded));
+  }
+  stopping = true;
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
 StageResult grade_cases(const Stage& stage, const StageCases& cases, const GradeOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<Fixture>& fixtures = cases.fixtures;
@@ -478,63 +682,24 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
   StageResult result;
   result.stage = &stage;
   result.expected_cases = fixtures.size();
-  // The runner serves the whole stage: its CPU limit (the kernel's backstop behind each
+  StageGrader g(stage, cases, options);
+  if (g.weights) g.config.files.push_back(*g.weights);
+  // A runner may serve the whole stage: its CPU limit (the kernel's backstop behind each
   // case's budget) is the setup's and every case's together.
-  sandbox::Config config = options.sandbox;
-  const std::optional<sandbox::SharedFile> weights = weights_file(stage, options);
-  if (weights) config.files.push_back(*weights);
   double stage_cpu = stage.setup.empty() ? 0 : setup_budget(options).cpu_seconds;
   for (const Fixture& fx : fixtures)
     stage_cpu += (1 + divergence_runs(fx)) * case_budget(fx, options).budget.cpu_seconds;
-  config.limits.cpu_seconds =
-      std::max<uint64_t>(config.limits.cpu_seconds, uint64_t(std::ceil(stage_cpu)) + 10);
-  RunnerProcess runner(options.runner, config);
-  bool need_setup = !stage.setup.empty();
-  std::string setup_failed;  // once the setup failed, it is not tried again
-  bool kept_outputs = false;
-  for (size_t i = 0; i < fixtures.size(); ++i) {
-    const Fixture& fx = fixtures[i];
-    CaseResult r;
-    r.name = fx.name;
-    r.origin = cases.origins[i];
-    r.checks = fx.checks;
-    // A hidden case's input never leaves the grader: not in any report or results format.
-    r.input_summary = r.origin == CaseOrigin::hidden ? kHiddenInput : short_json(fx.input);
-    if (r.origin == CaseOrigin::random)
-      r.replay = options.random_replay + " --stage " + stage.slug + " --case " + fx.name;
-    if (need_setup && setup_failed.empty() && !runner.running()) {
-      // Shared state (weights) is prepared once per runner process, with its own time.
-      runner.start();
-      json setup_request = {{"type", "setup"}, {"setup", stage.setup}};
-      if (weights)
-        setup_request["setup"]["weights_file"] = sandbox::runner_path(runner.isolation(), *weights);
-      Exchange setup = runner.exchange(setup_request.dump(), setup_budget(options));
-      setup_failed = setup_failure(fx, setup, options);
-      if (!setup_failed.empty()) {
-        r.output = setup.output;
-        r.output_truncated = setup.output_truncated;
-      }
-    }
-    if (!setup_failed.empty()) {
-      r.status = CaseStatus::runner_error;
-      r.message = setup_failed;
-      result.cases.push_back(std::move(r));
-      continue;
-    }
-    json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
-    const CaseBudget budget = case_budget(fx, options);
-    Exchange ex = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
-    judge_within_budget(fx, ex, budget, options.runner, r);
-    if (r.status == CaseStatus::failed && r.origin != CaseOrigin::hidden && divergence_runs(fx) > 0)
-      locate_by_runs(fx, ex, budget, runner, r);
-    // A hidden case's outputs, like its input, never leave the grader.
-    if (options.keep_failed_outputs && r.status == CaseStatus::failed && !kept_outputs &&
-        r.origin != CaseOrigin::hidden)
-      kept_outputs = keep_outputs(fx, ex, r);
-    result.cases.push_back(std::move(r));
-    if (options.on_case && result.partial()) options.on_case(result);
+  g.config.limits.cpu_seconds =
+      std::max<uint64_t>(g.config.limits.cpu_seconds, uint64_t(std::ceil(stage_cpu)) + 10);
+  Emitter emitter(result, options);
+  const int lanes = lane_count(options, fixtures.size());
+  if (lanes > 1) {
+    grade_in_lanes(g, lanes, emitter);
+  } else {
+    Lane lane(g, 0);
+    for (size_t i = 0; i < fixtures.size(); ++i) emitter.emit(lane.grade(i));
+    lane.stop();
   }
-  runner.stop();
   identify_mistakes(fixtures, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;

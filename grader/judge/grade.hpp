@@ -1,6 +1,8 @@
 // Grading one stage: load its fixtures, run every case in a runner process, compare,
-// localize each failure and identify known mistakes (diagnose.hpp). The runner is restarted after a case that kills it, so one crash fails one
-// case and the rest still run.
+// localize each failure and identify known mistakes (diagnose.hpp). The runner is
+// restarted after a case that kills it, so one crash fails one case and the rest still
+// run. With GradeOptions::jobs, several runners take the cases in turn, each in a thread
+// of its own; the results come in case order all the same.
 #pragma once
 
 #include <chrono>
@@ -85,6 +87,12 @@ struct GradeOptions {
   std::string random_replay;  // "grader --random 2 --seed 7": a random case's replay starts so
   // Keep the expected and actual outputs of each stage's first failed case (--report).
   bool keep_failed_outputs = false;
+  // How many runners grade a stage's cases at the same time (`grader --jobs`), each case
+  // in one of them; the results, the streaming (on_case) and every message are the same
+  // as with one, unless the code under test keeps state from case to case (each runner
+  // has its own history: grader/COST.md). At most one per case, and in the uid mode one
+  // per uid reserved (sandbox::reserve_slots). 1: one runner, the cases one after another.
+  int jobs = 1;
   // Called after each case with the results so far (partial(): watch mode shows the first
   // failure as soon as it is known, and the rest as they come).
   std::function<void(const StageResult&)> on_case;

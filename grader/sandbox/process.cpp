@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,9 +19,6 @@ namespace course {
 
 namespace {
 
-// The runner to kill from a signal handler: its pid, negated when it is a process group
-// (no namespaces) rather than a namespace's first process.
-std::atomic<pid_t> g_active{0};
 constexpr size_t kMaxCapturedOutput = 64 * 1024;
 constexpr size_t kMaxCrashRecord = 4096;
 
@@ -114,10 +110,7 @@ uint64_t first_request_id() {
 
 }  // namespace
 
-void kill_active_runners() {
-  pid_t target = g_active.load();
-  if (target != 0) ::kill(target, SIGKILL);
-}
+void kill_active_runners() { sandbox::kill_runners(); }
 
 RunnerProcess::RunnerProcess(std::string executable, sandbox::Config config)
     : executable_(std::move(executable)), config_(config), next_id_(first_request_id()) {}
@@ -130,7 +123,8 @@ void RunnerProcess::start() {
     throw std::runtime_error("runner " + executable_ + " is missing or not executable (build it first)");
   ::signal(SIGPIPE, SIG_IGN);
   isolation_ = sandbox::probe(config_.mode);
-  sandbox::Spawned s = sandbox::spawn(executable_, isolation_, config_.limits, config_.files);
+  sandbox::Spawned s =
+      sandbox::spawn(executable_, isolation_, config_.limits, config_.files, config_.slot);
   pid_ = s.pid;
   reaped_ = false;
   supervised_ = s.supervised;
@@ -141,7 +135,6 @@ void RunnerProcess::start() {
   status_fd_ = s.status_fd;
   runner_pid_ = supervised_ ? sandbox::runner_of(pid_) : pid_;
   for (int fd : {request_fd_, response_fd_, crash_fd_, output_fd_}) set_nonblocking(fd);
-  g_active.store(supervised_ ? pid_ : -pid_);
 }
 
 // What the runner started during the case dies with the case; the runner stays for the
@@ -151,14 +144,14 @@ void RunnerProcess::end_case() {
   if (supervised_)
     sandbox::kill_descendants(pid_, runner_pid_, false);  // the namespace's first process reaps
   else
-    sandbox::kill_descendants(::getpid(), runner_pid_, true);
+    sandbox::kill_strays(runner_pid_);  // another runner grading beside it is left alone
 }
 
 void RunnerProcess::forget() {
+  sandbox::forget_runner(pid_);
   pid_ = -1;
-  g_active.store(0);
   for (int* fd : {&request_fd_, &response_fd_, &crash_fd_, &output_fd_, &status_fd_}) close_fd(*fd);
-  sandbox::sweep(isolation_);
+  sandbox::sweep(isolation_, config_.slot);
 }
 
 void RunnerProcess::kill_and_reap() {
@@ -216,7 +209,7 @@ std::string RunnerProcess::collect_death(const std::string& output) {
   if (WIFSIGNALED(status)) read_available(crash_fd_, record, kMaxCrashRecord);
   std::string text = describe_status(status, locate_crash(executable_, record, output));
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-    const std::string reason = sandbox::take_kill_reason();
+    const std::string reason = sandbox::take_kill_reason(config_.slot);
     if (!reason.empty()) text += ": " + reason;
   }
   return text;

@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -73,6 +75,33 @@ void open_pipe(int p[2]) {
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
+}
+
+// The live runners: each a namespace's first process (its pid) or, without namespaces, a
+// runner in a process group of its own (-pid). Read lock-free by kill_runners (a signal
+// handler); changed, and read by kill_strays, with g_runners_lock held, which is also held
+// from a runner's fork until it is listed, so that no stray hunt sees it unlisted.
+constexpr size_t kMaxRunners = 256;
+std::atomic<pid_t> g_runners[kMaxRunners];
+std::mutex g_runners_lock;
+
+// With g_runners_lock held.
+void list_runner(pid_t target) {
+  for (std::atomic<pid_t>& slot : g_runners) {
+    pid_t free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, target)) return;
+  }
+  ::kill(target, SIGKILL);
+  throw std::runtime_error("more than " + std::to_string(kMaxRunners) + " runners at once");
+}
+
+// With g_runners_lock held.
+bool is_listed_runner(pid_t pid) {
+  for (const std::atomic<pid_t>& slot : g_runners) {
+    const pid_t v = slot.load();
+    if (v != 0 && (v == pid || v == -pid)) return true;
+  }
+  return false;
 }
 
 // Writes "what: path: reason" on the error pipe and ends the child.
@@ -138,7 +167,7 @@ void apply_limits(const ChildPlan& plan) {
   ::dup2(crash, kCrashFd);
   ::dup3(err, kErrFd, O_CLOEXEC);
   ::syscall(SYS_close_range, unsigned(kErrFd + 1), ~0u, 0u);
-  ::setsid();
+  ::setsid();  // a plain child (start_child) has its own already
   if (plan.limits) apply_limits(plan);
   if (plan.switch_uid) {
     // The system calls themselves, not glibc's wrappers: those apply the change to every
@@ -215,17 +244,22 @@ bool write_text(const char* path, const std::string& text) {
 // The uid mode's folders: one per grader, made with a random name in /tmp, owned by the
 // grader, mode 0711 (the runner's uid may pass through it, not list or write it). In it
 // the runner executables, copied (root's, 0555: the originals sit in build/bin/, which
-// is closed to the runner's uid), and `work/`, the runner's scratch and working folder,
-// the runner's uid's own (0700), made afresh for every runner.
-struct UidFolders {
-  std::mutex lock;
-  std::string base;
-  std::map<std::string, std::string> copies;  // executable -> its copy
-  std::string work;                           // the current runner's working folder
+// is closed to the runner's uid), and `work/` (`work-1/`, ... for the runners beside the
+// first), the runner's scratch and working folder, the runner's uid's own (0700), made
+// afresh for every runner.
+struct UidSlot {
+  std::string work;  // the slot's current runner's working folder
   uint32_t uid = 0;
   uint64_t quota = 0;
-  bool watching = false;
   std::string kill_reason;
+};
+
+struct UidFolders {
+  std::mutex lock;  // over everything here
+  std::string base;
+  std::map<std::string, std::string> copies;  // executable -> its copy
+  std::map<int, UidSlot> slots;               // by Config::slot
+  bool watching = false;
 };
 
 UidFolders& uid_folders() {
@@ -239,6 +273,7 @@ void remove_uid_base() {
   if (!f.base.empty()) std::filesystem::remove_all(f.base, ec);
 }
 
+// With uid_folders().lock held.
 std::string uid_base() {
   UidFolders& f = uid_folders();
   if (!f.base.empty()) return f.base;
@@ -272,49 +307,55 @@ std::string runner_copy(const std::string& executable) {
   return f.copies[key] = copy;
 }
 
-// The bytes the runner's uid holds on disk: its working folder and what it owns at the
-// top of /tmp, /var/tmp and /dev/shm. Past the quota, every process of the uid is killed.
+// The bytes each runner's uid holds on disk: its working folder and what it owns at the
+// top of /tmp, /var/tmp and /dev/shm. Past the quota, every process of that uid is killed.
 void watch_disk() {
   UidFolders& f = uid_folders();
   while (true) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::string work;
-    uint32_t uid;
-    uint64_t quota;
+    std::map<int, UidSlot> slots;
     {
       std::lock_guard<std::mutex> hold(f.lock);
-      work = f.work, uid = f.uid, quota = f.quota;
+      slots = f.slots;
     }
-    if (work.empty()) continue;
-    uint64_t bytes = remove_uid_files(uid, false);
-    std::error_code ec;
-    for (std::filesystem::recursive_directory_iterator it(work, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      struct stat st;
-      if (::lstat(it->path().c_str(), &st) == 0) bytes += uint64_t(st.st_blocks) * 512;
-    }
-    if (bytes > quota) {
+    for (const auto& [slot, s] : slots) {
+      if (s.work.empty()) continue;
+      uint64_t bytes = remove_uid_files(s.uid, false);
+      std::error_code ec;
+      for (std::filesystem::recursive_directory_iterator it(s.work, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        struct stat st;
+        if (::lstat(it->path().c_str(), &st) == 0) bytes += uint64_t(st.st_blocks) * 512;
+      }
+      if (bytes <= s.quota) continue;
       {
         std::lock_guard<std::mutex> hold(f.lock);
-        f.kill_reason = "the sandbox killed it: its files took " + std::to_string(bytes >> 20) +
-                        " MiB, more than the " + std::to_string(quota >> 20) +
-                        " MiB its scratch space may hold";
+        f.slots[slot].kill_reason = "the sandbox killed it: its files took " +
+                                    std::to_string(bytes >> 20) + " MiB, more than the " +
+                                    std::to_string(s.quota >> 20) +
+                                    " MiB its scratch space may hold";
       }
-      kill_uid(uid, false);
+      kill_uid(s.uid, false);
     }
   }
 }
 
-std::string fresh_workdir(uint32_t uid, uint64_t quota) {
-  const std::string work = uid_base() + "/work";
+std::string fresh_workdir(int slot, uint32_t uid, uint64_t quota) {
+  UidFolders& f = uid_folders();
+  std::string work;
+  {
+    std::lock_guard<std::mutex> hold(f.lock);
+    work = uid_base() + (slot == 0 ? "/work" : "/work-" + std::to_string(slot));
+    f.slots[slot].work.clear();  // not watched while it is made again
+  }
   std::error_code ec;
   std::filesystem::remove_all(work, ec);
   if (::mkdir(work.c_str(), 0700) != 0 || ::chown(work.c_str(), uid, uid) != 0)
     throw std::runtime_error("cannot make the runner's working folder " + work + ": " +
                              std::strerror(errno));
-  UidFolders& f = uid_folders();
   std::lock_guard<std::mutex> hold(f.lock);
-  f.work = work, f.uid = uid, f.quota = quota;
+  UidSlot& s = f.slots[slot];
+  s.work = work, s.uid = uid, s.quota = quota;
   if (!f.watching) {
     std::thread(watch_disk).detach();
     f.watching = true;
@@ -339,7 +380,7 @@ std::vector<std::string> runner_environment(Mode mode) {
 }
 
 ChildPlan make_plan(const std::string& executable, const Isolation& iso, const Limits& limits,
-                    const std::vector<SharedFile>& files = {}) {
+                    const std::vector<SharedFile>& files = {}, int slot = 0) {
   ChildPlan plan;
   plan.env = runner_environment(iso.mode);
   plan.limits = iso.mode != Mode::off;
@@ -356,7 +397,7 @@ ChildPlan make_plan(const std::string& executable, const Isolation& iso, const L
   }
   if (iso.kind == Isolation::Kind::uid && !executable.empty()) {
     plan.executable = runner_copy(executable);
-    plan.workdir = fresh_workdir(iso.uid, limits.scratch_bytes);
+    plan.workdir = fresh_workdir(slot, iso.uid_of(slot), limits.scratch_bytes);
     for (std::string& var : plan.env)
       if (var == "HOME=/tmp" || var == "TMPDIR=/tmp")
         var = var.substr(0, var.find('=') + 1) + plan.workdir;
@@ -388,7 +429,7 @@ ChildPlan make_plan(const std::string& executable, const Isolation& iso, const L
     }
   } else if (iso.separate_uid) {
     plan.switch_uid = true;
-    plan.uid = iso.uid;
+    plan.uid = iso.uid_of(slot);
   }
   return plan;
 }
@@ -469,22 +510,23 @@ pid_t start_supervisor(const ChildPlan& plan, const Isolation& iso, Pipes& p) {
   return pid;
 }
 
-// Starts the runner as a plain child (no namespaces): its own process group, killed with
-// the grader.
+// Starts the runner as a plain child (no namespaces): its own session (and so its own
+// process group, whose id is its pid), killed with the grader. The session first: a
+// process group leader could not start one, and in the grader's session the runner
+// could move itself into another of the session's groups (setpgid), the grader's own.
 pid_t start_child(ChildPlan& plan, Pipes& p) {
   const pid_t grader = ::getpid();
   plan.parent = grader;
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);
+    ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != grader) ::_exit(1);
     const char* workdir = plan.workdir.empty() ? "/" : plan.workdir.c_str();
     if (plan.limits && ::chdir(workdir) != 0) child_fail(p.err[1], "entering", workdir);
     exec_runner(plan, p);
   }
-  ::setpgid(pid, pid);
   for (int* end : {&p.req[0], &p.resp[1], &p.crash[1], &p.out[1], &p.err[1], &p.status[1],
                    &p.sync[0], &p.sync[1]})
     close_fd(*end);
@@ -535,6 +577,14 @@ uint32_t runner_uid() {
   return 64999;
 }
 
+uint32_t Isolation::uid_of(int slot) const {
+  return kind == Kind::uid && slot >= 0 && size_t(slot) < uids.size() ? uids[size_t(slot)] : uid;
+}
+
+int Isolation::slots() const {
+  return kind == Kind::uid ? std::max(1, int(uids.size())) : std::numeric_limits<int>::max();
+}
+
 std::string Isolation::name() const {
   switch (kind) {
     case Kind::namespaces:
@@ -557,11 +607,17 @@ std::string Isolation::describe() const {
     case Kind::namespaces:
       return "sandbox: user, mount, PID, network and IPC namespaces; uid " + std::to_string(uid) +
              "; a system call filter" + limits_text;
-    case Kind::uid:
-      return "sandbox: uid " + std::to_string(uid) + " of its own, no namespaces (" + missing +
+    case Kind::uid: {
+      std::string others;
+      for (size_t i = 1; i < uids.size(); ++i)
+        others += (i > 1 ? ", " : "") + std::to_string(uids[i]);
+      if (!others.empty()) others = " (" + others + " for the runners beside it, one uid each)";
+      return "sandbox: uid " + std::to_string(uid) + " of its own" + others + ", no namespaces (" +
+             missing +
              "): the answers closed to that uid, a scratch folder of its own, a system call filter "
              "(" +
              filter_summary(FilterKind::runner) + ")" + limits_text;
+    }
     case Kind::unprotected:
       break;
   }
@@ -571,8 +627,13 @@ std::string Isolation::describe() const {
          "); a system call filter" + limits_text;
 }
 
-Isolation probe(Mode mode) {
-  static std::map<Mode, Isolation> cache;
+namespace {
+
+std::mutex g_probe_lock;  // over probe's cache
+std::map<Mode, Isolation> g_probed;
+
+Isolation probe_locked(Mode mode) {
+  std::map<Mode, Isolation>& cache = g_probed;
   if (auto it = cache.find(mode); it != cache.end()) return it->second;
   Isolation iso;
   iso.mode = mode;
@@ -627,9 +688,32 @@ Isolation probe(Mode mode) {
       iso.kind = Isolation::Kind::uid;
       iso.separate_uid = true;
       iso.uid = uid;
+      iso.uids = {uid};
     }
   }
   return cache[mode] = iso;
+}
+
+}  // namespace
+
+Isolation probe(Mode mode) {
+  std::lock_guard<std::mutex> hold(g_probe_lock);
+  return probe_locked(mode);
+}
+
+int reserve_slots(Mode mode, int wanted) {
+  wanted = std::max(1, wanted);
+  std::lock_guard<std::mutex> hold(g_probe_lock);
+  probe_locked(mode);
+  Isolation& iso = g_probed[mode];
+  if (iso.kind != Isolation::Kind::uid) return wanted;
+  while (int(iso.uids.size()) < wanted) {
+    std::string error;
+    const uint32_t uid = reserve_another_runner_uid(error);
+    if (uid == 0 || !uid_usable(uid)) break;
+    iso.uids.push_back(uid);
+  }
+  return std::min(wanted, int(iso.uids.size()));
 }
 
 std::string runner_path(const Isolation& iso, const SharedFile& file) {
@@ -637,18 +721,30 @@ std::string runner_path(const Isolation& iso, const SharedFile& file) {
 }
 
 Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits,
-              const std::vector<SharedFile>& files) {
+              const std::vector<SharedFile>& files, int slot) {
   if ((iso.mode == Mode::strict || iso.mode == Mode::uid) && !iso.protects())
     throw std::runtime_error("--sandbox=" + std::string(iso.mode == Mode::uid ? "uid" : "strict") +
                              ": the runner cannot be isolated here (" + iso.missing + ")");
+  if (iso.kind == Isolation::Kind::uid && slot >= iso.slots())
+    throw std::runtime_error("runner " + std::to_string(slot + 1) +
+                             " at once has no uid of its own (" + std::to_string(iso.slots()) +
+                             " reserved)");
   if (!iso.namespaces && iso.mode != Mode::off) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   // What the learner's compile or an earlier runner left running as the uid goes first.
-  if (iso.kind == Isolation::Kind::uid) kill_uid(iso.uid);
-  ChildPlan plan = make_plan(executable, iso, limits, files);
+  if (iso.kind == Isolation::Kind::uid) kill_uid(iso.uid_of(slot));
+  ChildPlan plan = make_plan(executable, iso, limits, files, slot);
   Pipes p = open_pipes();
   Spawned s;
   try {
-    s.pid = iso.namespaces ? start_supervisor(plan, iso, p) : start_child(plan, p);
+    if (iso.namespaces) {
+      s.pid = start_supervisor(plan, iso, p);
+      std::lock_guard<std::mutex> hold(g_runners_lock);
+      list_runner(s.pid);
+    } else {
+      std::lock_guard<std::mutex> hold(g_runners_lock);
+      s.pid = start_child(plan, p);
+      list_runner(-s.pid);
+    }
   } catch (...) {
     close_pipes(p);
     throw;
@@ -724,37 +820,70 @@ void kill_descendants(pid_t root, pid_t keep, bool reap) {
   }
 }
 
-namespace {
-
-// Reaps the grader's children that are zombies outside its own process group: what a
-// runner started and left, re-parented to the grader (its subreaper), already dead.
-void reap_left_zombies() {
-  const pid_t own_group = ::getpgrp();
-  for (const Child& c : children_of("/proc/self"))
-    if (c.zombie && c.group != own_group) ::waitpid(c.pid, nullptr, WNOHANG);
-}
-
-}  // namespace
-
-void sweep(const Isolation& iso) {
-  if (iso.namespaces || iso.mode == Mode::off) return;
-  kill_descendants(::getpid(), 0, true);
-  if (iso.kind == Isolation::Kind::uid) {
-    kill_uid(iso.uid);
-    remove_uid_files(iso.uid, true);
+void forget_runner(pid_t pid) {
+  if (pid <= 0) return;
+  std::lock_guard<std::mutex> hold(g_runners_lock);
+  for (std::atomic<pid_t>& slot : g_runners) {
+    pid_t v = slot.load();
+    if (v == pid || v == -pid) slot.compare_exchange_strong(v, 0);
   }
-  reap_left_zombies();
 }
 
-std::string take_kill_reason() {
+void kill_runners() {
+  for (const std::atomic<pid_t>& slot : g_runners)
+    if (const pid_t target = slot.load(); target != 0) ::kill(target, SIGKILL);
+}
+
+void kill_strays(pid_t own_runner) {
+  std::lock_guard<std::mutex> hold(g_runners_lock);
+  const pid_t own_group = ::getpgrp();
+  for (int round = 0; round < 100; ++round) {
+    std::vector<pid_t> doomed, todo;
+    for (const Child& c : children_of("/proc/self")) {
+      if (c.zombie || c.group == own_group) continue;  // the grader's helpers
+      if (c.pid == own_runner)
+        for (pid_t child : live_children(c.pid)) todo.push_back(child);
+      else if (!is_listed_runner(c.pid))
+        todo.push_back(c.pid);
+    }
+    while (!todo.empty()) {
+      const pid_t pid = todo.back();
+      todo.pop_back();
+      doomed.push_back(pid);
+      for (pid_t child : live_children(pid)) todo.push_back(child);
+    }
+    if (doomed.empty()) break;
+    for (pid_t pid : doomed) ::kill(pid, SIGKILL);
+    for (pid_t pid : doomed) ::waitpid(pid, nullptr, 0);  // only the grader's children
+  }
+  // What died re-parented to the grader, its subreaper; a runner's own zombie is its
+  // RunnerProcess's to reap (it reads the wait status).
+  for (const Child& c : children_of("/proc/self"))
+    if (c.zombie && c.group != own_group && !is_listed_runner(c.pid))
+      ::waitpid(c.pid, nullptr, WNOHANG);
+}
+
+void sweep(const Isolation& iso, int slot) {
+  if (iso.namespaces || iso.mode == Mode::off) return;
+  kill_strays(0);
+  if (iso.kind == Isolation::Kind::uid) {
+    kill_uid(iso.uid_of(slot));
+    remove_uid_files(iso.uid_of(slot), true);
+  }
+  kill_strays(0);  // what kill_uid killed, re-parented to the grader
+}
+
+std::string take_kill_reason(int slot) {
   UidFolders& f = uid_folders();
   std::lock_guard<std::mutex> hold(f.lock);
   std::string reason;
-  reason.swap(f.kill_reason);
+  if (auto it = f.slots.find(slot); it != f.slots.end()) reason.swap(it->second.kill_reason);
   return reason;
 }
 
-void end_runners(const Isolation& iso) { sweep(iso); }
+void end_runners(const Isolation& iso) {
+  for (int slot = 0; slot < std::max<int>(1, int(iso.uids.size())); ++slot) sweep(iso, slot);
+}
 
 pid_t runner_of(pid_t supervisor) {
   const std::vector<pid_t> children = live_children(supervisor);
@@ -764,6 +893,8 @@ pid_t runner_of(pid_t supervisor) {
 bool uses_address_sanitizer(const std::string& executable) {
   struct stat st;
   if (::stat(executable.c_str(), &st) != 0) return false;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
   static std::map<std::string, std::pair<std::pair<off_t, long>, bool>> cache;
   const auto key =
       std::make_pair(st.st_size, long(st.st_mtim.tv_sec * 1000000000L + st.st_mtim.tv_nsec));

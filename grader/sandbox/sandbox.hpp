@@ -56,6 +56,10 @@ struct Config {
   Mode mode = Mode::automatic;
   Limits limits;
   std::vector<SharedFile> files;
+  // Which of the runners that grade at the same time this one is (0, 1, ...): in the uid
+  // mode each has a uid of its own (Isolation::uids), so that ending one's processes
+  // leaves the other's alone.
+  int slot = 0;
 };
 
 // The isolation a runner gets on this machine with this mode.
@@ -71,10 +75,16 @@ struct Isolation {
   bool namespaces = false;    // user, mount, PID, network and IPC namespaces
   bool separate_uid = false;  // runs as an uid of its own (the grader is root)
   uint32_t uid = 0;           // that uid, outside
+  // The uid mode: one uid per runner that may run at once, uids[0] == uid (reserve_slots).
+  std::vector<uint32_t> uids;
   bool limits = false;
   std::string missing;  // why the full isolation is not in force ("" when it is)
 
   bool full() const { return kind == Kind::namespaces; }
+  // The uid runner `slot` runs as (outside): uids[slot] in the uid mode, else uid.
+  uint32_t uid_of(int slot) const;
+  // How many runners may run at once: in the uid mode one per uid reserved, else no bound.
+  int slots() const;
   // The grade can be trusted: namespaces or the uid mode.
   bool protects() const { return kind == Kind::namespaces || kind == Kind::uid; }
   // "namespaces", "uid", "unprotected", "off": the mode named in the results documents.
@@ -95,6 +105,12 @@ Isolation probe(Mode mode);
 // The uid runners run as when the grader is root: $KVCOURSE_RUNNER_UID, else 64999.
 uint32_t runner_uid();
 
+// Makes room for `wanted` runners at once with mode's isolation (probe's, which it
+// updates): in the uid mode a uid more for each runner past the first, reserved as the
+// first was (uid.hpp) and checked usable, as many as can be had; elsewhere nothing is
+// needed. Returns how many runners may run at once, at most `wanted`, at least 1.
+int reserve_slots(Mode mode, int wanted);
+
 // A started runner, seen from the grader.
 struct Spawned {
   pid_t pid = -1;           // the process to wait for and kill: the namespace's first
@@ -107,27 +123,43 @@ struct Spawned {
   int status_fd = -1;       // supervised: the runner's wait status, 4 bytes, when it ends
 };
 
-// Starts `executable` with the isolation `iso` and `limits`. Throws std::runtime_error
-// naming the step that failed.
+// Starts `executable` with the isolation `iso` and `limits`, as runner `slot` (Config::
+// slot), and counts it among the live runners (forget_runner, kill_runners). Throws
+// std::runtime_error naming the step that failed. Safe to call from several threads.
 Spawned spawn(const std::string& executable, const Isolation& iso, const Limits& limits,
-              const std::vector<SharedFile>& files = {});
+              const std::vector<SharedFile>& files = {}, int slot = 0);
+
+// The runner spawn returned as `pid` is reaped: no longer one of the live runners.
+void forget_runner(pid_t pid);
+
+// Kills every live runner (SIGKILL; on Ctrl-C and at exit). Async-signal-safe.
+void kill_runners();
 
 // Kills every live process below `root` but `keep`, whose own descendants die too, until
 // none is left; with `reap`, waits for those that are the caller's children. Between
 // cases it ends what the runner started during the case (root: the namespace's first
-// process; without namespaces the grader itself, the runner's orphans' subreaper).
+// process; without namespaces, kill_strays).
 void kill_descendants(pid_t root, pid_t keep, bool reap);
 
-// After a runner without namespaces ended: kills and reaps whatever it left (children
-// re-parented to the grader, which is their subreaper; in the uid mode every process of
-// the runner's uid, and its files in /tmp, /var/tmp and /dev/shm). No-op with namespaces.
-void sweep(const Isolation& iso);
+// Without namespaces, between cases: kills and reaps every process below the grader
+// (children re-parented to it, its subreaper) but the live runners and the grader's own
+// helpers (addr2line, in the grader's process group, which no runner can join: a runner
+// has a session of its own). `own_runner` (0: none) is spared but its descendants are not.
+// What a runner started dies so, and another runner grading at the same time is left
+// alone.
+void kill_strays(pid_t own_runner);
 
-// Why the sandbox killed the runner, once, if it did (the uid mode's disk quota): "" else.
-std::string take_kill_reason();
+// After runner `slot` without namespaces ended: kills and reaps whatever it left (as
+// kill_strays; in the uid mode every process of that slot's uid, and its files in /tmp,
+// /var/tmp and /dev/shm). No-op with namespaces.
+void sweep(const Isolation& iso, int slot);
+
+// Why the sandbox killed runner `slot`, once, if it did (the uid mode's disk quota): ""
+// else.
+std::string take_kill_reason(int slot);
 
 // Before the results are written: no process of a runner is left (the uid mode kills
-// every process of the runner's uid and waits until there is none).
+// every process of each runner's uid and waits until there is none).
 void end_runners(const Isolation& iso);
 
 // The runner's pid, as the grader sees it: the only child of the namespace's first

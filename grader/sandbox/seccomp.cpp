@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace course::sandbox {
 
@@ -132,6 +133,8 @@ std::string build(FilterKind kind, std::vector<sock_filter>& code) {
 }  // namespace
 
 const FilterProgram& filter_program(FilterKind kind) {
+  static std::mutex lock;  // runners start from several threads (grade.cpp, make-fixtures)
+  std::lock_guard<std::mutex> hold(lock);
   static std::map<FilterKind, FilterProgram> cache;
   auto it = cache.find(kind);
   if (it != cache.end()) return it->second;

@@ -21,6 +21,11 @@ bool hold_lock(const std::string& name);
 // `error` set, when none is free.
 uint32_t reserve_runner_uid(std::string& error);
 
+// One more uid for a second runner at once (the uid mode, one uid per runner): the first
+// of 64998, 64997, ... 64900 that neither this grader nor another holds, held until the
+// process exits. 0, with `error` set, when none is free.
+uint32_t reserve_another_runner_uid(std::string& error);
+
 // Can a child switch to `uid` and its gid? Not in a user namespace that maps only root.
 bool uid_usable(uint32_t uid);
 

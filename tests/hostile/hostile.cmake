@@ -34,3 +34,9 @@ target_compile_options(runner-crash-nodebug PRIVATE -g0)
 kvcourse_test(sandbox_test LABELS process SOURCES ${CMAKE_CURRENT_LIST_DIR}/sandbox_test.cpp LIBS nlohmann_json::nlohmann_json)
 add_dependencies(sandbox_test grader runner-reference runner-crash runner-crash-nodebug runner-misbehaving runner-hostile
   no-namespaces)
+
+# Several runners grading one stage at once (--jobs): the same verdicts as one, a spin
+# stopped in one runner while the other passes, a uid per runner in the uid mode.
+kvcourse_test(parallel_test LABELS process SOURCES ${CMAKE_CURRENT_LIST_DIR}/parallel_test.cpp LIBS nlohmann_json::nlohmann_json)
+add_dependencies(parallel_test grader runner-reference runner-misbehaving runner-hostile
+  runner-buggy-kv_swapped runner-buggy-masked_decode no-namespaces)
