@@ -1,14 +1,16 @@
-// Issue 25: the catalogue graded on fresh cases. Every mistake and valid alternative of a
-// stage (stages/<folder>/mistakes) is graded by the grader as a user runs it, with
-// `--random N --seed S` (the seeded generator, grader/gen/cases_random.cpp, answered by the
-// reference): each mistake still fails, and fails one of the fresh cases too, unless it is
-// one this draw does not reach (below, with what it takes, checked both ways); each
-// alternative passes every visible and fresh case. Slow (minutes): the GPT-2 stages' fresh
-// cases are drawn once per runner graded.
+// Issue 25: the catalogue graded on fresh cases. The stage's fresh cases of one seed (the
+// seeded generator, each stage's gen/random.cpp, answered by the reference: what
+// `grader --random N --seed S` grades) are drawn once; every mistake and valid alternative
+// of the stage (stages/<folder>/mistakes) is graded on them by the grader, as a user runs
+// it: each mistake fails one of them, unless it is one this draw does not reach (below, with
+// what it takes, checked both ways); each alternative passes them all. That every mistake
+// fails the visible cases and every alternative passes them is the catalogue test's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -57,6 +59,12 @@ const std::map<std::string, std::string> kNotReached = {
     {"key_without_parent",
      "it shows only when two prompts hold the same 16 tokens after different pasts; this "
      "draw's prompts do not show it"},
+    {"admit_one_position_more",
+     "it shows only when a request's prompt + new tokens - 1 ends on a block boundary in a "
+     "pool with no block to spare; this draw's requests do not show it"},
+    {"greedy_last_maximum",
+     "it shows only on a tie of two largest logits, which the course's weights never give "
+     "by chance (the visible tie case runs on weights with one token's row copied)"},
     {"admit_by_free_blocks_only",
      "it shows only when a request is admitted while running ones still have "
      "blocks to take and the pool then runs dry; this draw's requests do not show it"},
@@ -68,13 +76,37 @@ struct Graded {
   std::string error;
 };
 
-Graded grade(const VariantFile& v) {
+// The stage's fresh cases of seed kSeed, drawn and answered by the reference once
+// (make-fixtures --random, what `grader --random` runs), written as a fixture folder: every
+// runner of the stage is graded on those cases alone. Grading each runner with --random
+// would draw and answer them again for every runner, and grade the visible cases too,
+// which the catalogue test already does.
+void write_fresh_cases(const std::string& stage, const std::filesystem::path& folder) {
+  const auto r = run(bin("make-fixtures") + " --random " + std::to_string(kCount) + " --seed " +
+                         std::to_string(kSeed) + " --stage " + stage,
+                     false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::filesystem::create_directories(folder / stage);
+  int n = 0;
+  for (size_t start = 0; start < r.output.size();) {
+    size_t end = r.output.find('\n', start);
+    if (end == std::string::npos) end = r.output.size();
+    if (end > start) {
+      char name[32];
+      std::snprintf(name, sizeof name, "%02d.json", ++n);
+      testing_support::write_file(folder / stage / name, r.output.substr(start, end - start));
+    }
+    start = end + 1;
+  }
+  ASSERT_EQ(n, kCount) << "fresh cases drawn for stage " << stage;
+}
+
+Graded grade(const VariantFile& v, const std::filesystem::path& fresh) {
   TempDir state;
   const std::string out = (state / "r.json").string();
   auto r = run("KVCOURSE_PROGRESS=" + (state / "p.json").string() + " NO_COLOR=1 " + bin("grader") +
                    " --no-times --timeout 120 --format json -o " + out + " --runner " +
-                   bin(v.runner_name()) + " --stage " + v.stage + " --random " +
-                   std::to_string(kCount) + " --seed " + std::to_string(kSeed),
+                   bin(v.runner_name()) + " --stage " + v.stage + " --fixtures " + fresh.string(),
                true);
   Graded g;
   g.exit_code = r.exit_code;
@@ -94,10 +126,12 @@ TEST_P(random_campaign, every_mistake_fails_fresh_cases_and_every_alternative_pa
   for (VariantFile& v : course::stage_variant_files(source_dir() / "stages", course::stage_table()))
     if (v.stage == stage) variants.push_back(v);
   if (variants.empty()) GTEST_SKIP() << "stage " << stage << " has no catalogue";
+  TempDir fresh;
+  ASSERT_NO_FATAL_FAILURE(write_fresh_cases(stage, fresh.path()));
   std::vector<Graded> graded(variants.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < variants.size();) graded[i] = grade(variants[i]);
+    for (size_t i; (i = next++) < variants.size();) graded[i] = grade(variants[i], fresh.path());
   };
   std::thread a(worker), b(worker);
   a.join();
@@ -111,7 +145,6 @@ TEST_P(random_campaign, every_mistake_fails_fresh_cases_and_every_alternative_pa
     int fresh = 0, fresh_failed = 0;
     std::string failed_fresh;
     for (const json& c : g.doc["stages"][0]["cases"]) {
-      if (c["origin"] != "random") continue;
       ++fresh;
       if (c["status"] == "passed") continue;
       ++fresh_failed;
@@ -125,12 +158,13 @@ TEST_P(random_campaign, every_mistake_fails_fresh_cases_and_every_alternative_pa
       EXPECT_EQ(g.exit_code, 0) << "the alternative " << v.name << " must pass every case";
       continue;
     }
-    EXPECT_EQ(g.exit_code, 1) << "the mistake " << v.name << " must fail";
     const auto reason = kNotReached.find(v.name);
+    EXPECT_EQ(g.exit_code, reason == kNotReached.end() ? 1 : 0)
+        << "the mistake " << v.name << "'s verdict on the fresh cases alone";
     if (reason == kNotReached.end())
       EXPECT_GT(fresh_failed, 0)
           << "no fresh case of seed " << kSeed << " catches the mistake " << v.name
-          << ": the generator (grader/gen/cases_random.cpp) does not reach it";
+          << ": the generator (the stage folder's gen/random.cpp) does not reach it";
     else
       EXPECT_EQ(fresh_failed, 0) << v.name << " is listed as one no fresh case reaches ("
                                  << reason->second << "), but" << failed_fresh
