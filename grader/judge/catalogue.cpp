@@ -27,14 +27,10 @@ std::string fill(std::string text, const std::string& parameter) {
 const std::vector<KnownMistake>& known_mistakes() {
   static const std::vector<KnownMistake> all = [] {
     std::vector<KnownMistake> v;
-    static std::vector<std::string> lessons;  // keeps the joined paths alive
     for (const StageCatalogue& stage : stage_catalogues())
-      for (const CatalogueEntry& e : stage.entries()) {
-        lessons.push_back("stages/" + std::string(stage.folder) + "/lesson.md#" + e.anchor);
-        v.push_back({e.id, e.title, e.explanation, nullptr, e.hint});
-      }
-    // Pointers into `lessons` once it has stopped growing.
-    for (size_t i = 0; i < v.size(); ++i) v[i].lesson = lessons[i].c_str();
+      for (const CatalogueEntry& e : stage.entries())
+        v.push_back({e.id, e.title, e.explanation,
+                     "stages/" + std::string(stage.folder) + "/lesson.md#" + e.anchor, e.hint});
     return v;
   }();
   return all;

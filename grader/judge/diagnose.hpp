@@ -43,8 +43,8 @@ struct KnownMistake {
   const char* id;
   const char* title;
   const char* explanation;
-  const char* lesson;
-  int hint;  // the tier of its stage's hints that addresses it, chosen by hand; 0: none
+  std::string lesson;  // its stage's lesson file and the entry's anchor
+  int hint;            // the tier of its stage's hints that addresses it, chosen by hand; 0: none
 };
 const std::vector<KnownMistake>& known_mistakes();  // catalogue.cpp
 
