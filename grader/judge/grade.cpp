@@ -302,6 +302,13 @@ std::string setup_failure(const Fixture& fx, const Exchange& ex, const GradeOpti
   return "while preparing the stage: " + r.message;
 }
 
+// The request that has the runner answer case `fx` on `input` (its own, or a cut-short one).
+std::string case_request(const Fixture& fx, const json& input) {
+  const json request = {
+      {"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", input}};
+  return request.dump();
+}
+
 // Issue 25: a failed paged plan run again on its first steps, in the same runner, each run
 // within the case's own budget, to name the step after which the learner's state departs
 // from the rules (localize.hpp: locate_paged_plan_divergence). The runs' words go after the
@@ -313,9 +320,7 @@ void locate_by_runs(const Fixture& fx, const Exchange& ex, const CaseBudget& bud
   if (!answer.problem.empty() || answer.status != "ok" || !answer.document.contains("output"))
     return;
   const PlanRunner run = [&](const json& input) -> std::optional<json> {
-    const json request = {
-        {"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", input}};
-    const Exchange probe = runner.exchange(request.dump(), budget.budget, answer_cap(fx));
+    const Exchange probe = runner.exchange(case_request(fx, input), budget.budget, answer_cap(fx));
     if (probe.outcome != Exchange::Outcome::response) return std::nullopt;
     const Answer a = parse_answer(probe.response);
     if (!a.problem.empty() || a.status != "ok" || !a.document.contains("output"))
@@ -546,9 +551,8 @@ class Lane {
         return out;
       }
     }
-    json request = {{"type", "case"}, {"case", fx.name}, {"adapter", fx.adapter}, {"input", fx.input}};
     const CaseBudget budget = case_budget(fx, options);
-    Exchange ex = runner_.exchange(request.dump(), budget.budget, answer_cap(fx));
+    Exchange ex = runner_.exchange(case_request(fx, fx.input), budget.budget, answer_cap(fx));
     judge_within_budget(fx, ex, budget, options.runner, r);
     if (r.status == CaseStatus::failed && r.origin != CaseOrigin::hidden && divergence_runs(fx) > 0)
       locate_by_runs(fx, ex, budget, runner_, r);
