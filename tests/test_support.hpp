@@ -27,6 +27,12 @@ inline std::filesystem::path source_dir() { return KVCOURSE_SOURCE_DIR; }
 inline std::filesystem::path bin_dir() { return KVCOURSE_BIN_DIR; }
 inline std::string bin(const std::string& name) { return (bin_dir() / name).string(); }
 
+// Whether `part` occurs anywhere in `text`: the suite's usual check of a message.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// `p` in single quotes, for a command line run through the shell (paths here hold no quote).
+inline std::string sh_quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
 struct CommandResult {
   int exit_code = -1;   // -1 when killed by a signal
   std::string output;   // stdout, and stderr when merged

@@ -11,6 +11,9 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
+using testing_support::has;
+using testing_support::sh_quoted;
+
 #ifndef KVCOURSE_AUTOGRADER_DIR
 #error "the build defines KVCOURSE_AUTOGRADER_DIR"
 #endif
@@ -27,11 +30,6 @@ namespace {
 
 const fs::path kAutograder = KVCOURSE_AUTOGRADER_DIR;
 const fs::path kWork = kAutograder / "gradescope" / "kvcourse";
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-std::string sh_quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // A submission folder: each learner file from `from` ("reference" or the skeleton), at
 // `prefix`/<its path>, or flat under `prefix` when `flat`.
@@ -70,9 +68,9 @@ bool is_hidden(const json& test) {
 
 json exercism(const std::string& slug, const fs::path& input, const fs::path& output) {
   fs::create_directories(output);
-  auto r = run("KVCOURSE_WORK=" + sh_quote(kWork) + " bash " +
-               sh_quote(source_dir() / "autograders/exercism/run.sh") + " " + slug + " " +
-               sh_quote(input.string() + "/") + " " + sh_quote(output.string() + "/"));
+  auto r = run("KVCOURSE_WORK=" + sh_quoted(kWork) + " bash " +
+               sh_quoted(source_dir() / "autograders/exercism/run.sh") + " " + slug + " " +
+               sh_quoted(input.string() + "/") + " " + sh_quoted(output.string() + "/"));
   EXPECT_EQ(r.exit_code, 0) << "exit 0 whenever results.json is written\n" << r.output;
   json j = json::parse(read_file(output / "results.json"), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << read_file(output / "results.json");
@@ -80,8 +78,8 @@ json exercism(const std::string& slug, const fs::path& input, const fs::path& ou
 }
 
 json gradescope(const fs::path& root) {
-  auto r = run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quote(root) + " KVCOURSE_WORK=" + sh_quote(kWork) +
-               " " + sh_quote(kAutograder / "gradescope" / "source" / "run_autograder"));
+  auto r = run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quoted(root) + " KVCOURSE_WORK=" + sh_quoted(kWork) +
+               " " + sh_quoted(kAutograder / "gradescope" / "source" / "run_autograder"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   json j = json::parse(read_file(root / "results" / "results.json"), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << read_file(root / "results" / "results.json");

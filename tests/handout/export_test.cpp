@@ -9,6 +9,9 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
+using testing_support::has;
+using testing_support::sh_quoted;
+
 #ifndef KVCOURSE_CMAKE
 #error "the build defines KVCOURSE_CMAKE"
 #endif
@@ -21,17 +24,11 @@ using testing_support::TempDir;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
 // The files a learner edits, from the manifest: "src/kvcache.cpp", ...
 std::vector<std::string> learner_files() {
   auto r = run(std::string(KVCOURSE_CMAKE) +
-                   " -DMANIFEST=" + quoted(source_dir() / "stages" / "manifest.json") +
-                   " -DWHAT=files -P " + quoted(source_dir() / "autograders" / "manifest.cmake"),
+                   " -DMANIFEST=" + sh_quoted(source_dir() / "stages" / "manifest.json") +
+                   " -DWHAT=files -P " + sh_quoted(source_dir() / "autograders" / "manifest.cmake"),
                false);
   EXPECT_EQ(r.exit_code, 0);
   std::vector<std::string> files;
@@ -45,8 +42,8 @@ std::vector<std::string> learner_files() {
 nlohmann::json grade_all(const fs::path& repo, int& exit_code) {
   const fs::path file = repo / "results.json";
   auto r =
-      run("KVCOURSE_PROGRESS=" + quoted(repo / "progress.json") + " " +
-          quoted(repo / "build" / "bin" / "grader") + " --all --format json -o " + quoted(file));
+      run("KVCOURSE_PROGRESS=" + sh_quoted(repo / "progress.json") + " " +
+          sh_quoted(repo / "build" / "bin" / "grader") + " --all --format json -o " + sh_quoted(file));
   exit_code = r.exit_code;
   return nlohmann::json::parse(read_file(file), nullptr, false);
 }
@@ -56,8 +53,8 @@ nlohmann::json grade_all(const fs::path& repo, int& exit_code) {
 TEST(export_learner, refuses_a_folder_that_is_not_empty) {
   TempDir out;
   testing_support::write_file(out / "keep.txt", "mine\n");
-  auto r = run("bash " + quoted(source_dir() / "scripts" / "export-learner.sh") + " " +
-               quoted(out.path()));
+  auto r = run("bash " + sh_quoted(source_dir() / "scripts" / "export-learner.sh") + " " +
+               sh_quoted(out.path()));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r.output, "not empty")) << r.output;
   EXPECT_EQ(read_file(out / "keep.txt"), "mine\n");
@@ -67,7 +64,7 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   TempDir work;
   const fs::path repo = work / "learner";
   auto exported =
-      run("bash " + quoted(source_dir() / "scripts" / "export-learner.sh") + " " + quoted(repo));
+      run("bash " + sh_quoted(source_dir() / "scripts" / "export-learner.sh") + " " + sh_quoted(repo));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
   // What a student must not get, and what they need.
@@ -105,10 +102,10 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
     EXPECT_EQ(read_file(repo / f), read_file(source_dir() / f)) << f;
 
   // Configure and build in the clean folder: only what the learner's first command builds.
-  auto configured = run("cd " + quoted(repo) + " && " + KVCOURSE_CMAKE + " --preset default");
+  auto configured = run("cd " + sh_quoted(repo) + " && " + KVCOURSE_CMAKE + " --preset default");
   ASSERT_EQ(configured.exit_code, 0) << configured.output;
   EXPECT_FALSE(has(configured.output, "CMake Warning")) << configured.output;
-  auto built = run(std::string(KVCOURSE_CMAKE) + " --build " + quoted(repo / "build") +
+  auto built = run(std::string(KVCOURSE_CMAKE) + " --build " + sh_quoted(repo / "build") +
                    " --target grader runner-learner --parallel 2");
   ASSERT_EQ(built.exit_code, 0) << built.output;
 
@@ -128,7 +125,7 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   for (const std::string& f : learner_files())
     fs::copy_file(source_dir() / "reference" / fs::path(f).filename(), repo / f,
                   fs::copy_options::overwrite_existing);
-  auto rebuilt = run(std::string(KVCOURSE_CMAKE) + " --build " + quoted(repo / "build") +
+  auto rebuilt = run(std::string(KVCOURSE_CMAKE) + " --build " + sh_quoted(repo / "build") +
                      " --target runner-learner");
   ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.output;
   nlohmann::json reference = grade_all(repo, status);

@@ -12,6 +12,9 @@
 
 #include "test_support.hpp"
 
+using testing_support::has;
+using testing_support::sh_quoted;
+
 #ifndef KVCOURSE_CMAKE
 #error "the build defines KVCOURSE_CMAKE"
 #endif
@@ -27,12 +30,6 @@ namespace {
 
 const char* const kSlug = "layer-lengths";
 const char* const kFolder = "11-layer-lengths";
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // The stage's own files, written into `course`/stages/<kFolder>/.
 void write_stage_folder(const fs::path& course) {
@@ -118,7 +115,7 @@ void add_manifest_entry(const fs::path& course) {
 // Every command in the copy: its own path as ccache's base folder, so that a shared cache
 // (scripts' /work/cached.sh) can serve the files the copy has in common with the course.
 std::string in_copy(const fs::path& course, const std::string& command) {
-  return "cd " + quoted(course) + " && CCACHE_BASEDIR=" + quoted(course) + " " + command;
+  return "cd " + sh_quoted(course) + " && CCACHE_BASEDIR=" + sh_quoted(course) + " " + command;
 }
 
 }  // namespace
@@ -129,8 +126,8 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   fs::create_directories(course);
   // The course as git tracks it, in a git repository of its own (the packagers copy what
   // git tracks).
-  auto copied = run("cd " + quoted(source_dir()) +
-                    " && git ls-files -z | xargs -0 cp --parents -t " + quoted(course));
+  auto copied = run("cd " + sh_quoted(source_dir()) +
+                    " && git ls-files -z | xargs -0 cp --parents -t " + sh_quoted(course));
   ASSERT_EQ(copied.exit_code, 0) << copied.output;
   write_stage_folder(course);
   add_manifest_entry(course);
@@ -159,12 +156,12 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   }
   EXPECT_TRUE(fs::exists(course / "fixtures" / kSlug / "01-two-layers.json")) << generated.output;
   // The other stages' fixtures are as the course has them.
-  auto others = run("diff -r " + quoted(source_dir() / "fixtures" / "multi-layer-cache") + " " +
-                    quoted(course / "fixtures" / "multi-layer-cache"));
+  auto others = run("diff -r " + sh_quoted(source_dir() / "fixtures" / "multi-layer-cache") + " " +
+                    sh_quoted(course / "fixtures" / "multi-layer-cache"));
   EXPECT_EQ(others.exit_code, 0) << others.output;
 
   // Graded: the reference passes; the mistake's runner is named as that mistake.
-  const std::string grader = "NO_COLOR=1 KVCOURSE_PROGRESS=" + quoted(work / "progress.json") +
+  const std::string grader = "NO_COLOR=1 KVCOURSE_PROGRESS=" + sh_quoted(work / "progress.json") +
                              " build/bin/grader --no-times --stage " + kSlug;
   auto reference = run(in_copy(course, grader + " --impl reference"));
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
@@ -181,7 +178,7 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   auto add_fixtures = run(in_copy(course, "git add -A"));
   ASSERT_EQ(add_fixtures.exit_code, 0) << add_fixtures.output;
   const fs::path learner = work / "learner";
-  auto exported = run(in_copy(course, "bash scripts/export-learner.sh " + quoted(learner)));
+  auto exported = run(in_copy(course, "bash scripts/export-learner.sh " + sh_quoted(learner)));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "lesson.md"));
   EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "grader" / "catalogue.cpp"));
@@ -194,9 +191,9 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
 
   // Packaged for Gradescope: the same, and the hidden cases.
   const fs::path zip = work / "autograder.zip";
-  auto packaged = run(in_copy(course, "bash scripts/package-gradescope.sh " + quoted(zip)));
+  auto packaged = run(in_copy(course, "bash scripts/package-gradescope.sh " + sh_quoted(zip)));
   ASSERT_EQ(packaged.exit_code, 0) << packaged.output;
-  auto listed = run("unzip -Z1 " + quoted(zip), false);
+  auto listed = run("unzip -Z1 " + sh_quoted(zip), false);
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_TRUE(has(listed.output, "course/stages/" + std::string(kFolder) + "/lesson.md\n"))
       << listed.output;

@@ -7,6 +7,8 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
+using testing_support::has;
+
 namespace fs = std::filesystem;
 using testing_support::bin;
 using testing_support::read_file;
@@ -15,10 +17,6 @@ using testing_support::TempDir;
 using testing_support::write_file;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The grader with its progress kept in `state`, every stage recorded as passed.
 std::string grader_all_passed(const TempDir& state, const std::string& args) {

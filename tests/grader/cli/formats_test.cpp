@@ -6,13 +6,11 @@
 
 #include "test_support.hpp"
 
+using testing_support::has;
+
 using namespace course;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 CaseResult make_case(const std::string& name, CaseStatus status, const std::string& message = "",
                      const std::string& output = "") {

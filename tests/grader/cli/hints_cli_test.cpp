@@ -5,6 +5,8 @@
 #include "judge/stages.hpp"
 #include "test_support.hpp"
 
+using testing_support::has;
+
 using testing_support::bin;
 using testing_support::read_file;
 using testing_support::run;
@@ -15,10 +17,6 @@ namespace {
 std::string grader(const std::string& args, const TempDir& state) {
   return "KVCOURSE_PROGRESS=" + (state / "progress.json").string() + " NO_COLOR=1 " +
          bin("grader") + " " + args;
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // `text` with every run of white space made one space: the hints are wrapped for the terminal.

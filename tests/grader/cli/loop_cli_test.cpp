@@ -22,6 +22,8 @@
 
 #include "test_support.hpp"
 
+using testing_support::has;
+
 #ifndef KVCOURSE_WATCH_SANDBOX
 #error "tests/grader/CMakeLists.txt defines KVCOURSE_WATCH_SANDBOX"
 #endif
@@ -36,10 +38,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 int count(const std::string& text, const std::string& part) {
   int n = 0;

@@ -7,6 +7,8 @@
 
 #include "test_support.hpp"
 
+using testing_support::has;
+
 using namespace course;
 using testing_support::TempDir;
 using testing_support::write_file;
@@ -81,10 +83,6 @@ const char* kGccOutput =
     "/course/src/kvcache.cpp:31:1: error: fourth\n"
     "gmake[2]: *** [CMakeFiles/runner-learner.dir/build.make:76: x.o] Error 1\n"
     "gmake[1]: *** [CMakeFiles/Makefile2:100: all] Error 2\n";
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

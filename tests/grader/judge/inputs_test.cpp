@@ -11,6 +11,8 @@
 #include "runner/bindings.hpp"
 #include "test_support.hpp"
 
+using testing_support::has;
+
 using namespace course;
 using testing_support::source_dir;
 
@@ -42,8 +44,6 @@ json floats(size_t n) {
 }
 
 json weights() { return {{"kind", "synthetic"}, {"config", "gpt2-small"}, {"seed", 2026}}; }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 #include "wire/digest.hpp"
 
+using testing_support::has;
+
 using course::json;
 using course::Tensor;
 
@@ -22,10 +24,6 @@ std::string joined(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
   return s;
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 course::Fixture fixture(const std::string& stage, const std::string& name) {

@@ -10,6 +10,8 @@
 
 #include "test_support.hpp"
 
+using testing_support::has;
+
 using namespace course;
 using testing_support::TempDir;
 
@@ -162,8 +164,6 @@ std::string text_error(const TempDir& dir, const std::string& name, const std::s
   testing_support::write_file(dir / name, text);
   return load_error(dir / name);
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
