@@ -11,15 +11,14 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
-using testing_support::has;
-using testing_support::sh_quoted;
-
 #ifndef KVCOURSE_AUTOGRADER_DIR
 #error "the build defines KVCOURSE_AUTOGRADER_DIR"
 #endif
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing_support::has;
+using testing_support::sh_quoted;
 using testing_support::read_file;
 using testing_support::run;
 using testing_support::source_dir;

@@ -9,14 +9,13 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
-using testing_support::has;
-using testing_support::sh_quoted;
-
 #ifndef KVCOURSE_CMAKE
 #error "the build defines KVCOURSE_CMAKE"
 #endif
 
 namespace fs = std::filesystem;
+using testing_support::has;
+using testing_support::sh_quoted;
 using testing_support::read_file;
 using testing_support::run;
 using testing_support::source_dir;

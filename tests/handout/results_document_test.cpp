@@ -7,9 +7,8 @@
 #include "handout/manifest.hpp"
 #include "test_support.hpp"
 
-using testing_support::has;
-
 namespace fs = std::filesystem;
+using testing_support::has;
 using testing_support::bin;
 using testing_support::read_file;
 using testing_support::run;

@@ -6,7 +6,6 @@
 #include "test_support.hpp"
 
 using testing_support::has;
-
 using testing_support::bin;
 using testing_support::read_file;
 using testing_support::run;

@@ -22,12 +22,11 @@
 
 #include "test_support.hpp"
 
-using testing_support::has;
-
 #ifndef KVCOURSE_WATCH_SANDBOX
 #error "tests/grader/CMakeLists.txt defines KVCOURSE_WATCH_SANDBOX"
 #endif
 
+using testing_support::has;
 using testing_support::bin;
 using testing_support::read_file;
 using testing_support::run;

@@ -7,9 +7,8 @@
 
 #include "test_support.hpp"
 
-using testing_support::has;
-
 using namespace course;
+using testing_support::has;
 using testing_support::TempDir;
 using testing_support::write_file;
 namespace fs = std::filesystem;

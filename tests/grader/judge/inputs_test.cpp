@@ -11,9 +11,8 @@
 #include "runner/bindings.hpp"
 #include "test_support.hpp"
 
-using testing_support::has;
-
 using namespace course;
+using testing_support::has;
 using testing_support::source_dir;
 
 namespace {

@@ -10,9 +10,8 @@
 
 #include "test_support.hpp"
 
-using testing_support::has;
-
 using namespace course;
+using testing_support::has;
 using testing_support::TempDir;
 
 namespace {
