@@ -46,6 +46,14 @@ void run_setup(const json& setup);
 // Token ids from input[name], each checked against the model's vocabulary.
 std::vector<int> tokens_field(const json& input, const char* name, const gpt2::Model& model,
                               bool allow_empty);
+// input[name] as a non-empty list of token lists, each as tokens_field reads it.
+std::vector<std::vector<int>> token_lists(const json& input, const char* name, const gpt2::Model& model);
+// input[name] as a tensor (wire/tensor.hpp); BadInput naming the field when it is not one.
+Tensor tensor_field(const json& input, const char* name);
+// An output buffer of n floats for the code under test, every one the quiet NaN
+// kPoisonBits: code that adds into it before writing it, or leaves part of it unwritten,
+// answers NaNs, where a zeroed buffer would have hidden the first and shown zeros.
+std::vector<float> poisoned(size_t n);
 // Logits as a tensor: [n_steps, vocab] when per_step (and the size agrees), else [n].
 json logits_json(const std::vector<float>& logits, int64_t n_steps, bool per_step,
                  const char* row_axis = "step");

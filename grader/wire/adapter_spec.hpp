@@ -1,13 +1,17 @@
-// One spec per adapter: the form of the input each adapter of grader/runner/bindings_*.cpp
-// takes, checked field by field, and shared by both sides of the process boundary. The
-// runner checks every request's input by it before the binding decodes it
-// (runner/bindings.cpp: a bad one is answered "bad_request" naming the field), and the
-// grader checks every fixture by it before any runner sees it (judge/stage_fixtures.hpp: a
-// bad one is an error of the course, exit 2, "the course is broken: <file>: <problem>").
-// Each stage's setup is checked here too: one the runners can prepare.
+// One spec per adapter: the form of the input each adapter takes, checked field by field,
+// and shared by both sides of the process boundary. The stage that introduces an adapter
+// states its form in its own folder (stages/<folder>/grader/spec.cpp, written with
+// wire/spec_checks.hpp), beside the adapter's binding (grader/bindings.cpp) and its
+// localizer (grader/localize.cpp); CMake gathers the stages' specs from the manifest
+// (stage_specs, kvcourse_stage_table). The runner checks every request's input by its spec
+// before the binding decodes it (runner/bindings.cpp: a bad one is answered "bad_request"
+// naming the field), and the grader checks every fixture by it before any runner sees it
+// (judge/stage_fixtures.hpp: a bad one is an error of the course, exit 2, "the course is
+// broken: <file>: <problem>"). Each stage's setup is checked here too: one the runners can
+// prepare.
 //
-// A binding without a spec here serves nothing (the runner answers "bad_request"); a
-// test checks that the two lists of names agree, and that every committed fixture passes.
+// A binding without a spec serves nothing (the runner answers "bad_request"); a test
+// checks that the two lists of names agree, and that every committed fixture passes.
 #pragma once
 
 #include <stdexcept>
@@ -31,6 +35,21 @@ inline constexpr int kInputContext = shape::kContext;
 struct AdapterInputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// One adapter's input form. check_input throws spec::BadField (wire/spec_checks.hpp) at
+// the first field that is not of the form.
+struct AdapterSpec {
+  const char* name;
+  void (*check_input)(const json& input);
+};
+
+// Each stage's specs (stage_<id>::adapter_specs in its grader/spec.cpp), in course order:
+// the table CMake writes from stages/manifest.json (kvcourse_stage_table).
+struct StageSpecs {
+  const char* slug;
+  const std::vector<AdapterSpec>& (*specs)();
+};
+const std::vector<StageSpecs>& stage_specs();
 
 // Every adapter with a spec, by name, in name order.
 std::vector<std::string> served_adapters();

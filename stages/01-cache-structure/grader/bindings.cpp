@@ -1,5 +1,5 @@
-// Bindings of the cache adapters: one layer's KVCache (run_cache_plan, read_kvcache) and
-// the twelve layers' ModelCache (run_model_cache_shapes, run_model_cache_clone).
+// Bindings of stage cache-structure's adapters: one layer's KVCache driven by a plan
+// (run_cache_plan) and read back directly (read_kvcache).
 #include <string>
 
 #include "runner/bindings.hpp"
@@ -56,19 +56,6 @@ std::vector<CacheOp> parse_plan(const json& input) {
   return ops;
 }
 
-json shape_rows_json(const std::vector<ShapeRow>& rows) {
-  json out = json::array();
-  for (const ShapeRow& r : rows) out.push_back({r[0], r[1], r[2]});
-  return out;
-}
-
-std::vector<int> layer_list(const json& input, const char* name) {
-  std::vector<int> layers = int_list(field(input, name), name);
-  for (int l : layers)
-    if (l < 0 || l >= n_layers) throw BadInput(std::string("\"") + name + "\" names layer " + std::to_string(l));
-  return layers;
-}
-
 // What the grader reads of a cache: {"shape": [12, length, 64], "keys", "values"}, the
 // tensors read through key(h, p) and value(h, p) in [12, length, 64] order (a flat
 // "index" tensor when their size disagrees with the shape).
@@ -122,14 +109,6 @@ void register_adapters(AdapterTable& table) {
     return json{{"caches", caches}};
   };
   table["read_kvcache"] = read_kvcache;
-  table["run_model_cache_shapes"] = [](const json& input) {
-    return json{{"rows", shape_rows_json(run_model_cache_shapes(layer_list(input, "appends")))}};
-  };
-  table["run_model_cache_clone"] = [](const json& input) {
-    CloneShapes r = run_model_cache_clone(layer_list(input, "before"), layer_list(input, "after_original"),
-                                          layer_list(input, "after_clone"));
-    return json{{"original", shape_rows_json(r.original)}, {"clone", shape_rows_json(r.clone)}};
-  };
 }
 
 }  // namespace stage_cache_structure

@@ -1,12 +1,13 @@
-// Bindings of the decoding adapters: the attention probes (attend_one, attend_causal) and
-// the GPT-2 runs (run_decode, run_prefill, run_prefix_reuse), which need the model.
+// Bindings of stage one-token's adapters: the attention probe (attend_one) and the GPT-2
+// decode (run_decode); and what every GPT-2 binding shares (runner/bindings.hpp,
+// runner/weights.hpp): the model each case's weights name, built or mapped once per runner.
 //
 // Every case input names its weights ({"weights": {...}}, see weights.hpp); the stage's
 // setup request names the same weights, so the model is built once per runner process,
 // before the first case, with the setup's longer time allowance.
 //
 // Outputs are full tensors (the fixture may hold a digest of them, digest.hpp):
-//   logits        [n_steps, vocab] (one-token) or [vocab] (prefill, prefix-reuse)
+//   logits        [n_steps, vocab] (run_decode; the later stages' runs say theirs)
 //   cache_shapes  12 shape rows [n_heads, length, head_dim], layer 0 first
 //   keys, values  [n_layers, n_heads, seq, head_dim] read through KVCache::key/value,
 //                 or a flat [n] "index" tensor when the layers' lengths differ
@@ -42,23 +43,6 @@ std::string g_weights_file;
 // a case costs is its work alone. The bits do not depend on it (model/DETERMINISM.md).
 int g_model_threads = 0;
 
-std::vector<std::vector<int>> token_lists(const json& input, const char* name,
-                                          const gpt2::Model& model) {
-  const json& list = field(input, name);
-  if (!list.is_array() || list.empty())
-    throw BadInput(std::string("\"") + name + "\" must be a non-empty list of token lists");
-  std::vector<std::vector<int>> out;
-  for (const json& s : list) out.push_back(tokens_field(json{{"tokens", s}}, "tokens", model, false));
-  return out;
-}
-
-Tensor tensor_field(const json& input, const char* name) {
-  try {
-    return tensor_from_json(field(input, name));
-  } catch (const TensorError& e) {
-    throw BadInput(std::string("\"") + name + "\": " + e.what());
-  }
-}
 
 
 }  // namespace
@@ -207,19 +191,33 @@ void run_setup(const json& setup) {
   if (setup.contains("weights")) model_for(setup["weights"]);
 }
 
-namespace {
+std::vector<std::vector<int>> token_lists(const json& input, const char* name,
+                                          const gpt2::Model& model) {
+  const json& list = field(input, name);
+  if (!list.is_array() || list.empty())
+    throw BadInput(std::string("\"") + name + "\" must be a non-empty list of token lists");
+  std::vector<std::vector<int>> out;
+  for (const json& s : list) out.push_back(tokens_field(json{{"tokens", s}}, "tokens", model, false));
+  return out;
+}
+
+Tensor tensor_field(const json& input, const char* name) {
+  try {
+    return tensor_from_json(field(input, name));
+  } catch (const TensorError& e) {
+    throw BadInput(std::string("\"") + name + "\": " + e.what());
+  }
+}
 
 // An output buffer handed to the code under test, every float the poison kPoisonBits (a
 // quiet NaN): code that adds into it before writing it, or leaves some of it unwritten,
 // answers NaNs, where a zeroed buffer would have hidden the first and shown zeros.
-inline constexpr uint32_t kPoisonBits = 0x7fc0dead;
+constexpr uint32_t kPoisonBits = 0x7fc0dead;
 std::vector<float> poisoned(size_t n) {
   float poison;
   std::memcpy(&poison, &kPoisonBits, sizeof poison);
   return std::vector<float>(n, poison);
 }
-
-}  // namespace
 
 namespace stage_one_token {
 
@@ -242,58 +240,6 @@ void register_adapters(AdapterTable& table) {
     json out = cache_json(run.cache);
     out["logits"] = logits_json(run.logits, int64_t(tokens.size()), true, "step");
     out["work"] = work_json(model.work());
-    return out;
-  };
-  // Stage prefill.
-  table["attend_causal"] = [](const json& input) {
-    KVCache cache = probe_cache(input);
-    Tensor q = tensor_field(input, "q");
-    if (q.shape.size() != 2 || q.shape[1] != d_model || q.shape[0] < 1 ||
-        q.shape[0] > cache.length())
-      throw BadInput("\"q\" must be [n_rows, 768] with 1 <= n_rows <= the cache's length");
-    const int n_rows = int(q.shape[0]);
-    std::vector<float> out = poisoned(size_t(n_rows) * d_model);  // [n_rows, n_heads, head_dim]
-    attend_causal(q.data, n_rows, cache, out);
-    return json{{"out", tensor_to_json(
-                            make_tensor({n_rows, n_heads, head_dim}, {"row", "head", "dim"}, out),
-                            TensorEncoding::base64)}};
-  };
-  table["run_prefill"] = [](const json& input) {
-    const gpt2::Model& model = model_for(field(input, "weights"));
-    std::vector<std::vector<int>> chunks = token_lists(input, "chunks", model);
-    model.reset_work();
-    CacheRun run = run_prefill(model, chunks);
-    json out = cache_json(run.cache);
-    out["logits"] = logits_json(run.logits, int64_t(chunks.size()), true, "chunk");
-    out["work"] = work_json(model.work());
-    return out;
-  };
-  // Stage prefix-reuse.
-  table["run_prefix_reuse"] = [](const json& input) {
-    const gpt2::Model& model = model_for(field(input, "weights"));
-    std::vector<int> prefix = tokens_field(input, "prefix", model, false);
-    std::vector<std::vector<int>> suffixes = token_lists(input, "suffixes", model);
-    model.reset_work();
-    ReuseRun run = run_prefix_reuse(model, prefix, suffixes);
-    const gpt2::WorkCounts work = model.work();
-    json out;
-    out["prefix_logits"] = logits_json(run.saved.logits, 1, false);
-    json saved_rows = json::array();
-    for (const auto& rows : run.saved_rows) {
-      json r = json::array();
-      for (const ShapeRow& row : rows) r.push_back({row[0], row[1], row[2]});
-      saved_rows.push_back(std::move(r));
-    }
-    out["saved_rows_after_each"] = saved_rows;
-    out["saved"] = cache_json(run.saved.cache);
-    json continued = json::array();
-    for (size_t i = 0; i < run.continued.size(); ++i) {
-      json c = cache_json(run.continued[i].cache);
-      c["logits"] = logits_json(run.continued[i].logits, 1, false);
-      continued.push_back(std::move(c));
-    }
-    out["continued"] = continued;
-    out["work"] = work_json(work);
     return out;
   };
 }

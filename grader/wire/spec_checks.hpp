@@ -1,0 +1,55 @@
+// The pieces an adapter's input spec is written with (wire/adapter_spec.hpp). Each stage
+// that introduces an adapter states its input form in its own folder
+// (stages/<folder>/grader/spec.cpp) with these checks; a check that fails throws BadField,
+// which check_adapter_input turns into "input.plan[2].k: must hold 768 floats, not 5
+// (adapter run_cache_plan)".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "wire/adapter_spec.hpp"
+
+namespace course::spec {
+
+// A problem at a place inside a fixture's input ("input.plan[2].k").
+struct BadField {
+  std::string where, problem;
+};
+[[noreturn]] void bad(const std::string& where, const std::string& problem);
+
+// "input.plan", "input.plan[2]": the place of a member or an element, for messages.
+std::string at(const std::string& where, const char* name);
+std::string at(const std::string& where, size_t i);
+
+// object[name], or BadField when `object` is not an object or has no such member.
+const json& field(const json& object, const std::string& where, const char* name);
+
+// A whole number in [lo, hi].
+void whole(const json& v, const std::string& where, int64_t lo, int64_t hi);
+// A list of whole numbers in [lo, hi], at least min_size of them.
+void whole_list(const json& v, const std::string& where, int64_t lo, int64_t hi, size_t min_size);
+
+// A tensor (wire/tensor.hpp), and one of exactly 768 floats (one position's row).
+Tensor tensor_at(const json& v, const std::string& where);
+void model_dim_floats(const Tensor& t, const std::string& where);
+
+// The GPT-2 adapters' shared members:
+// {"kind": "synthetic", "config": "gpt2-small", "seed": N}, optionally with "copy_token":
+// {"from": A, "to": B} (two different token ids).
+void check_weights(const json& w, const std::string& where);
+// input.weights, as every GPT-2 adapter takes it.
+void check_input_weights(const json& input);
+// input[name]: a non-empty list of token ids.
+void check_tokens(const json& input, const char* name, const std::string& where);
+// input[name]: a non-empty list of non-empty token lists.
+void check_token_lists(const json& input, const char* name);
+// input.n_blocks of a GPT-2 block pool.
+void check_model_blocks(const json& input);
+// One layer's [n, 768] keys and values (the attention probes, read_kvcache); returns n.
+int64_t check_probe_cache(const json& input);
+// input.max_new_tokens, and `positions` tokens before it with every new token but the last,
+// within the model's context.
+void check_new_tokens(const json& input, int64_t positions);
+
+}  // namespace course::spec

@@ -1,0 +1,28 @@
+// The input forms of stage multi-layer-cache's adapters (wire/adapter_spec.hpp): lists of
+// layer indices, one append to that layer each.
+#include "wire/spec_checks.hpp"
+
+namespace course::stage_multi_layer_cache {
+
+namespace {
+
+using namespace spec;
+
+void check_layers(const json& input, const char* name) {
+  whole_list(field(input, "input", name), at("input", name), 0, kInputLayers - 1, 0);
+}
+
+}  // namespace
+
+const std::vector<AdapterSpec>& adapter_specs() {
+  static const std::vector<AdapterSpec> specs = {
+      {"run_model_cache_shapes", [](const json& input) { check_layers(input, "appends"); }},
+      {"run_model_cache_clone",
+       [](const json& input) {
+         for (const char* name : {"before", "after_original", "after_clone"}) check_layers(input, name);
+       }},
+  };
+  return specs;
+}
+
+}  // namespace course::stage_multi_layer_cache
