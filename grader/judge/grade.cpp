@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "judge/adapter_rules.hpp"
 #include "judge/answer.hpp"
 #include "judge/localize.hpp"
 #include "judge/stage_fixtures.hpp"
@@ -309,12 +310,15 @@ std::string case_request(const Fixture& fx, const json& input) {
   return request.dump();
 }
 
-// Issue 25: a failed paged plan run again on its first steps, in the same runner, each run
-// within the case's own budget, to name the step after which the learner's state departs
-// from the rules (localize.hpp: locate_paged_plan_divergence). The runs' words go after the
-// case's other where: lines; a run with no output ends it, saying nothing.
+// A failed case run again on cut-short inputs, in the same runner, each run within the
+// case's own budget, to name the step after which the learner's state departs from the
+// rules (the adapter's rules say whether and how: judge/adapter_rules.hpp, e.g. a paged
+// plan's locate_paged_plan_divergence). The runs' words go after the case's other where:
+// lines; a run with no output ends it, saying nothing.
 void locate_by_runs(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
                     RunnerProcess& runner, CaseResult& r) {
+  const AdapterRules* rules = adapter_rules(fx.adapter);
+  if (!rules || !rules->locate_by_runs) return;
   if (ex.outcome != Exchange::Outcome::response) return;
   const Answer answer = parse_answer(ex.response);
   if (!answer.problem.empty() || answer.status != "ok" || !answer.document.contains("output"))
@@ -328,19 +332,17 @@ void locate_by_runs(const Fixture& fx, const Exchange& ex, const CaseBudget& bud
     return a.document["output"];
   };
   try {
-    for (std::string& line : locate_paged_plan_divergence(fx, answer.document["output"], run))
+    for (std::string& line : rules->locate_by_runs(fx, answer.document["output"], run))
       r.where.push_back(std::move(line));
   } catch (const std::exception&) {
     // A malformed answer to a run: nothing more is said.
   }
 }
 
-// The runs locate_by_runs may make of a plan of `steps` steps: one per halving.
+// The runs locate_by_runs may make of a failed case (0: it makes none).
 int divergence_runs(const Fixture& fx) {
-  const json& plan = fx.input.value("plan", json::array());
-  return fx.adapter == "run_paged_plan" && plan.is_array() && plan.size() > 1
-             ? int(std::bit_width(plan.size()))
-             : 0;
+  const AdapterRules* rules = adapter_rules(fx.adapter);
+  return rules && rules->replay_runs && rules->locate_by_runs ? rules->replay_runs(fx) : 0;
 }
 
 // A failed case's outputs, for the HTML report: the fixture's and the code under test's.

@@ -1,5 +1,8 @@
-// Localization: which localizer reads which adapter's output, and the helpers they share.
+// Localization: an adapter's localizer and work findings (its stage's rules,
+// judge/adapter_rules.hpp), and the helpers the localizers share.
 #include "judge/localize.hpp"
+
+#include "judge/adapter_rules.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -7,28 +10,12 @@
 namespace course {
 
 std::vector<std::string> localize(const Fixture& fx, const json& actual) {
-  const std::string& a = fx.adapter;
   Lines lines;
-  if (a == "run_cache_plan") lines = localize_cache_plan(fx, actual);
-  if (a == "read_kvcache") lines = localize_read_kvcache(fx, actual);
-  if (a == "run_model_cache_shapes" || a == "run_model_cache_clone") lines = localize_model_cache(fx, actual);
-  if (a == "attend_one" || a == "attend_causal") lines = localize_probe(fx, actual);
-  if (a == "run_decode" || a == "run_prefill" || a == "run_prefix_reuse") {
-    lines = localize_gpt2_run(fx, actual);
+  const AdapterRules* rules = adapter_rules(fx.adapter);
+  if (!rules) return lines;
+  if (rules->localize) lines = rules->localize(fx, actual);
+  if (rules->work)
     for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
-  }
-  if (a == "run_speculative") lines = localize_speculative(fx, actual);
-  if (a == "run_paged_plan") lines = localize_paged_plan(fx, actual);
-  if (a == "run_paged_fork") lines = localize_paged_fork(fx, actual);
-  if (a == "run_serve") lines = localize_serve(fx, actual);
-  if (a == "run_prefix_trace") {
-    lines = localize_prefix_trace(fx, actual);
-    for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
-  }
-  if (a == "run_generate" || a == "run_generate_from") {
-    lines = localize_generation(fx, actual);
-    for (std::string& w : work_findings(fx, actual)) lines.push_back(std::move(w));
-  }
   return lines;
 }
 

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "course/kvcache.hpp"
 #include "gpt2.hpp"
+#include "judge/adapter_rules.hpp"
 #include "judge/stages.hpp"
 #include "runner/bindings.hpp"
 #include "test_support.hpp"
@@ -50,6 +53,33 @@ TEST(inputs, the_table_names_exactly_the_adapters_a_runner_serves) {
   std::vector<std::string> runner;
   for (const auto& [name, binding] : adapter_table()) runner.push_back(name);
   EXPECT_EQ(served_adapters(), runner);
+}
+
+// An adapter's home is the first stage whose fixtures use it: that stage's folder states
+// its input form (grader/spec.cpp), registers its binding (grader/bindings.cpp) and states
+// its rules (grader/rules.cpp), and no other stage does any of the three.
+TEST(inputs, each_adapter_has_one_home_the_stage_that_first_uses_it) {
+  std::map<std::string, std::string> home;  // adapter -> slug of its first use
+  for (const Stage& stage : stage_table())
+    for (const Fixture& f : load_stage_fixtures(source_dir() / "fixtures" / stage.slug, stage.slug, ""))
+      home.emplace(f.adapter, stage.slug);
+  std::map<std::string, std::vector<std::string>> specs, bindings, rules;  // adapter -> stating stages
+  for (const StageSpecs& s : stage_specs())
+    for (const AdapterSpec& a : s.specs()) specs[a.name].push_back(s.slug);
+  for (const StageBindings& s : stage_bindings()) {
+    AdapterTable table;
+    s.register_adapters(table);
+    for (const auto& [name, binding] : table) bindings[name].push_back(s.slug);
+  }
+  for (const StageAdapterRules& s : stage_adapter_rules())
+    for (const AdapterRules& r : s.rules()) rules[r.name].push_back(s.slug);
+  for (const auto& [adapter, slug] : home) {
+    EXPECT_EQ(specs[adapter], std::vector<std::string>{slug}) << adapter << ": its input form";
+    EXPECT_EQ(bindings[adapter], std::vector<std::string>{slug}) << adapter << ": its binding";
+    EXPECT_EQ(rules[adapter], std::vector<std::string>{slug}) << adapter << ": its rules";
+  }
+  for (const auto* table : {&specs, &bindings, &rules})
+    for (const auto& [adapter, stages] : *table) EXPECT_TRUE(home.count(adapter)) << adapter << " is used by no fixture";
 }
 
 TEST(inputs, the_sizes_are_the_course_and_model_sizes) {
