@@ -19,6 +19,15 @@ std::vector<std::string> localize(const Fixture& fx, const json& actual) {
   return lines;
 }
 
+// Whether the learner's "continued" has one entry per expected continuation; if not, the
+// finding is said in `out` and nothing more is read from them.
+bool same_count_of_continuations(const json& e_cont, const json& a_cont, Lines& out) {
+  if (a_cont.is_array() && a_cont.size() == e_cont.size()) return true;
+  out.push_back("continued: " + std::to_string(e_cont.size()) + " continuations expected, got " + short_json(a_cont, 60) +
+                ". Nothing more is read from them.");
+  return false;
+}
+
 std::string shape_row_problem(const json& row) {
   const bool ints = row.is_array() && row.size() == 3 && row[0].is_number_integer() &&
                     row[1].is_number_integer() && row[2].is_number_integer();
@@ -105,6 +114,13 @@ std::vector<int> ints_of(const json& j) {
   if (j.is_array())
     for (const auto& x : j)
       if (x.is_number_integer()) v.push_back(x.get<int>());
+  return v;
+}
+
+std::optional<std::vector<int>> exact_ints(const json& j) {
+  if (!j.is_array()) return std::nullopt;
+  std::vector<int> v = ints_of(j);
+  if (v.size() != j.size()) return std::nullopt;
   return v;
 }
 

@@ -39,13 +39,25 @@ std::string index_list(const std::vector<int>& values);
 // list) is left out.
 std::vector<int> ints_of(const json& j);
 
+// The whole numbers of a JSON list when every entry is one, else nullopt.
+std::optional<std::vector<int>> exact_ints(const json& j);
+
+// A paged block's positions (include/course/paged.hpp's block_size, written again here so
+// that the judge does not read the learner's tree), and the blocks n positions take.
+inline constexpr int kPagedBlock = 16;
+inline int blocks_for(int n) { return (n + kPagedBlock - 1) / kPagedBlock; }
+
+// Whether the learner's "continued" has one entry per expected continuation; if not, the
+// finding is said in `out` and nothing more is read from them.
+bool same_count_of_continuations(const json& e_cont, const json& a_cont, Lines& out);
+
 // "1 position", "3 positions".
 std::string count_text(int64_t n, const std::string& noun);
 
 // How far apart two floats are in units in the last place (both finite); -1 otherwise.
 int64_t ulp_distance(float a, float b);
 
-// What a GPT-2 run computes together (localize_decode.cpp): positions [from, to) through
+// What a GPT-2 run computes together (stage one-token's localize.cpp): positions [from, to) through
 // every layer, then (when logits_row >= 0) the logits of the chunk's last position.
 struct Chunk {
   int from = 0, to = 0;
@@ -73,7 +85,9 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
 // "[12, 5, 64]".
 std::string shape_text(const std::vector<int64_t>& shape);
 
-// Per stage group (localize_cache.cpp, localize_decode.cpp, work.cpp).
+// The localizers, each defined in the folder of the stage that introduces its adapter
+// (stages/<folder>/grader/localize.cpp) and named by that stage's rules (rules.cpp); and
+// the work findings (work.cpp).
 Lines localize_cache_plan(const Fixture& fx, const json& actual);
 Lines localize_read_kvcache(const Fixture& fx, const json& actual);
 Lines localize_model_cache(const Fixture& fx, const json& actual);
@@ -81,7 +95,7 @@ Lines localize_probe(const Fixture& fx, const json& actual);
 Lines localize_gpt2_run(const Fixture& fx, const json& actual);
 Lines localize_generation(const Fixture& fx, const json& actual);
 Lines work_findings(const Fixture& fx, const json& actual);
-Lines localize_speculative(const Fixture& fx, const json& actual);   // localize_paged.cpp
+Lines localize_speculative(const Fixture& fx, const json& actual);
 Lines localize_paged_plan(const Fixture& fx, const json& actual);
 // A run of the learner's adapter on another input (the plan cut short): its output, or
 // nullopt when it gave none (a throw, a crash, a limit).

@@ -1,5 +1,5 @@
 // Localization of the attention probes and of the GPT-2 runs (decode, prefill, a reused
-// prefix, greedy generation).
+// prefix; stage generate's loop reads its runs with localize_run too).
 //
 //  * Attention probes: the first wrong (row, head, dim) of the output. With one-hot value
 //    rows the output of a head is its softmax weights, so the report shows the weights.
@@ -295,19 +295,6 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
   return !el || logits_ok.empty() || std::all_of(logits_ok.begin(), logits_ok.end(), [](bool b) { return b; });
 }
 
-namespace {
-
-// Whether the learner's "continued" has one entry per expected continuation; if not, the
-// finding is said in `out` and nothing more is read from them.
-bool same_count_of_continuations(const json& e_cont, const json& a_cont, Lines& out) {
-  if (a_cont.is_array() && a_cont.size() == e_cont.size()) return true;
-  out.push_back("continued: " + std::to_string(e_cont.size()) + " continuations expected, got " + short_json(a_cont, 60) +
-                ". Nothing more is read from them.");
-  return false;
-}
-
-}  // namespace
-
 Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   Lines out;
   RunPlan plan;
@@ -373,85 +360,6 @@ Lines localize_gpt2_run(const Fixture& fx, const json& actual) {
   std::optional<Tensor> al = tensor_at(actual, "prefix_logits");
   if (el && (!al || al->shape != el->shape || !rows_matching(*el, *al).front()))
     out.push_back("Every cache is right; the saved prefix's logits (its last position's) differ.");
-  return out;
-}
-
-// ---- Greedy generation ---------------------------------------------------------------------
-
-namespace {
-
-// A generation from `past` cached positions: the prompt's n_prompt positions at once (its
-// last row's logits choose token 0), then one position per decode step (step i's logits
-// choose token i). The step that would feed the last token back never runs.
-RunPlan generation_plan(int past, int n_prompt, int n_new) {
-  RunPlan plan;
-  plan.attention = "attention";
-  if (past > 0) plan.chunks.push_back({0, past, -1, ""});
-  const int end = past + n_prompt;
-  plan.chunks.push_back({past, end, 0, "the prompt's prefill (token 0's logits)"});
-  for (int i = 1; i < n_new; ++i)
-    plan.chunks.push_back({end + i - 1, end + i, i, "decode step " + std::to_string(i) + " (token " + std::to_string(i) + "'s logits)"});
-  return plan;
-}
-
-// The first token that differs from the expected ones, or a count that differs; "" when
-// they are equal.
-std::string tokens_finding(const json& e, const json& a, const std::string& who, const char* what) {
-  const std::vector<int> et = ints_of(e), at = ints_of(a);
-  if (a.is_array() && at.size() == a.size() && at == et) return "";
-  if (!a.is_array() || at.size() != a.size() || at.size() != et.size())
-    return who + what + ": " + count_text(int64_t(et.size()), "token") + " expected, got " + short_json(a, 80) + ".";
-  size_t i = 0;
-  while (at[i] == et[i]) ++i;
-  const std::string right = i == 0 ? "" : i == 1 ? " (token 0 is right)" : " (tokens 0 .. " + std::to_string(i - 1) + " are right)";
-  return who + what + ": token " + std::to_string(i) + " is the first wrong one, " + std::to_string(at[i]) +
-         " where greedy chooses " + std::to_string(et[i]) + right + ".";
-}
-
-// One generation's tokens, cache and logits. True when all is right.
-bool localize_generated(const json& e, const json& a, const RunPlan& plan, const std::string& who, Lines& out) {
-  std::string t = tokens_finding(e.value("tokens", json()), a.is_object() ? a.value("tokens", json()) : json(), who, "tokens");
-  if (!t.empty()) out.push_back(t);
-  return localize_run(e, a, "logits", plan, who, out) && t.empty();
-}
-
-}  // namespace
-
-Lines localize_generation(const Fixture& fx, const json& actual) {
-  Lines out;
-  const int n_new = fx.input.value("max_new_tokens", 0);
-  if (fx.adapter == "run_generate") {
-    const int n_prompt = int(ints_of(fx.input.value("prompt", json())).size());
-    localize_generated(fx.expected, actual, generation_plan(0, n_prompt, n_new), "", out);
-    // What on_token saw, when it is not what was returned (wrong tokens are said above).
-    const json streamed = actual.is_object() ? actual.value("streamed", json()) : json();
-    const json tokens = actual.is_object() ? actual.value("tokens", json()) : json();
-    if (fx.expected.contains("streamed") && streamed != tokens) {
-      std::string s = tokens_finding(fx.expected["streamed"], streamed, "", "on_token");
-      if (!s.empty()) out.push_back(s + " It must be called once with each token, as it is chosen.");
-    }
-    return out;
-  }
-  // run_generate_from: each continuation (the prefix, its suffix, its steps), then the
-  // saved cache at the end.
-  const int n_prefix = int(ints_of(fx.input.value("prefix", json())).size());
-  const json& suffixes = fx.input.value("suffixes", json::array());
-  const json& e_cont = fx.expected.value("continued", json::array());
-  const json a_cont = actual.is_object() ? actual.value("continued", json()) : json();
-  if (!same_count_of_continuations(e_cont, a_cont, out)) return out;
-  for (size_t i = 0; i < e_cont.size() && i < suffixes.size(); ++i) {
-    const int n = int(ints_of(suffixes[i]).size());
-    const std::string who = "Continuation " + std::to_string(i) + " (" + std::to_string(n_prefix) + " prefix + " +
-                            std::to_string(n) + " suffix positions, then its steps): ";
-    if (!localize_generated(e_cont[i], a_cont[i], generation_plan(n_prefix, n, n_new), who, out)) return out;
-  }
-  RunPlan saved;
-  saved.attention = "attention";
-  saved.chunks = {{0, n_prefix, -1, ""}};
-  localize_run(fx.expected.value("saved", json()), actual.value("saved", json()), nullptr, saved,
-               "The saved cache at the end (save_prefix of the " + std::to_string(n_prefix) + "-token prefix must leave " +
-                   count_text(n_prefix, "position") + ", and no continuation may change them): ",
-               out);
   return out;
 }
 

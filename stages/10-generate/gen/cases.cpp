@@ -38,7 +38,7 @@ std::vector<int> model_generation(const gpt2::Model& model, const std::vector<in
 }
 
 // Checks one generation (its tokens, logits and cache: generated_json of
-// bindings_generate.cpp) from `context` (what the cache held before + the prompt).
+// stages/10-generate/grader/bindings.cpp) from `context` (what the cache held before + the prompt).
 void require_generation(const json& run, const std::vector<int>& context, int n,
                         const std::string& who, const json& weights = decode_weights_spec()) {
   const gpt2::Model& model = model_for(weights);
