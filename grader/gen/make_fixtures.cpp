@@ -30,6 +30,7 @@
 #include "judge/stages.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
+#include "wire/adapter_spec.hpp"
 #include "wire/fixture.hpp"
 
 namespace fs = std::filesystem;
@@ -77,6 +78,13 @@ Fixture reference_fixture(const CaseSpec& spec) {
     f.expected = spec.finalize ? spec.finalize(output) : output;
   }
   if (spec.expect_error) f.model_rows = model_rows(model);
+  // The reference's answer, as the fixture keeps it, is of the form the adapter's spec
+  // states (the grader checks every fixture by it too).
+  try {
+    check_adapter_output(spec.adapter, f.expected);
+  } catch (const AdapterOutputError& e) {
+    throw std::runtime_error(spec.stage + "/" + spec.name + ": the reference's " + e.what());
+  }
   return f;
 }
 

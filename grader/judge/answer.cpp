@@ -1,5 +1,7 @@
 #include "judge/answer.hpp"
 
+#include "wire/adapter_spec.hpp"
+
 #include "wire/crash_record.hpp"
 #include "wire/digest.hpp"
 
@@ -62,6 +64,15 @@ AnswerEvidence failed_answer_evidence(const Fixture& fixture, const json& actual
     e.digest = output_digest(fixture.expected, actual);
   } catch (const std::exception&) {
     e.digest.clear();
+  }
+  // An output not of its adapter's form (wire/adapter_spec.hpp) is said so, by field, and
+  // not read further: the localizers read outputs of that form.
+  try {
+    check_adapter_output(fixture.adapter, actual);
+  } catch (const AdapterOutputError& form) {
+    e.where = {std::string("The answer is not of the form its adapter answers: ") + form.what() +
+               ". Nothing more is read from it."};
+    return e;
   }
   try {
     e.where = localize(fixture, actual);

@@ -12,6 +12,14 @@ void check_case_input(const Fixture& fixture) {
   }
 }
 
+void check_case_output(const Fixture& fixture) {
+  try {
+    check_adapter_output(fixture.adapter, fixture.expected);
+  } catch (const AdapterOutputError& e) {
+    throw FixtureError(fixture.file.string() + ": the expected " + e.what());
+  }
+}
+
 std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir,
                                          const std::string& slug, const std::string& only_case) {
   std::vector<Fixture> fixtures;
@@ -28,6 +36,7 @@ std::vector<Fixture> load_stage_fixtures(const std::filesystem::path& stage_dir,
         throw FixtureError(file.string() + ": case " + json_excerpt(json(fx.name), 60) +
                            " is also the case of " + earlier->second.string());
       check_case_input(fx);
+      check_case_output(fx);
       names += (names.empty() ? "" : ", ") + fx.name;
       if (only_case.empty() || fx.name == only_case) fixtures.push_back(std::move(fx));
     }

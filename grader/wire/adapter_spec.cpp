@@ -105,6 +105,89 @@ void check_new_tokens(const json& input, int64_t positions) {
                      " new tokens do not fit in the model's " + std::to_string(kInputContext) + " positions");
 }
 
+const json& member(const json& object, const std::string& where, const char* name) {
+  if (!object.is_object()) bad(where, "must be an object, not " + json_excerpt(object, 40));
+  if (!object.contains(name)) bad(at(where, name), "missing");
+  return object[name];
+}
+
+void tensor_member(const json& object, const std::string& where, const char* name) {
+  const json& v = member(object, where, name);
+  const bool tensor = v.is_object() && v.contains("shape") && v.contains("dtype");
+  const bool digest = v.is_object() && v.contains("digest") && v.contains("rows");
+  if (!tensor && !digest) bad(at(where, name), "must be a tensor, not " + json_excerpt(v, 40));
+}
+
+void int_member(const json& object, const std::string& where, const char* name) {
+  const json& v = member(object, where, name);
+  if (!v.is_number_integer()) bad(at(where, name), "must be a whole number, not " + json_excerpt(v, 40));
+}
+
+void string_member(const json& object, const std::string& where, const char* name) {
+  const json& v = member(object, where, name);
+  if (!v.is_string()) bad(at(where, name), "must be a string, not " + json_excerpt(v, 40));
+}
+
+namespace {
+
+// A list member whose every element satisfies `ok`, said as `what` ("whole numbers").
+template <typename Ok>
+void uniform_list(const json& object, const std::string& where, const char* name, const char* what, Ok ok) {
+  const json& v = member(object, where, name);
+  if (!v.is_array()) bad(at(where, name), std::string("must be a list of ") + what + ", not " + json_excerpt(v, 40));
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!ok(v[i])) bad(at(at(where, name), i), std::string("must be one of ") + what + ", not " + json_excerpt(v[i], 40));
+}
+
+}  // namespace
+
+void int_list_member(const json& object, const std::string& where, const char* name) {
+  uniform_list(object, where, name, "whole numbers", [](const json& x) { return x.is_number_integer(); });
+}
+
+void string_list_member(const json& object, const std::string& where, const char* name) {
+  uniform_list(object, where, name, "strings", [](const json& x) { return x.is_string(); });
+}
+
+void shape_rows(const json& value, const std::string& where) {
+  const auto row_ok = [](const json& row) {
+    return row.is_array() && row.size() == 3 && row[0].is_number_integer() && row[1].is_number_integer() &&
+           row[2].is_number_integer();
+  };
+  if (!value.is_array()) bad(where, "must be a list of shape rows, not " + json_excerpt(value, 40));
+  for (size_t i = 0; i < value.size(); ++i)
+    if (!row_ok(value[i]))
+      bad(at(where, i), "must be a shape row [n_heads, length, head_dim], not " + json_excerpt(value[i], 40));
+}
+
+void shape_rows_member(const json& object, const std::string& where, const char* name) {
+  shape_rows(member(object, where, name), at(where, name));
+}
+
+void list_member(const json& object, const std::string& where, const char* name, FormCheck each) {
+  const json& v = member(object, where, name);
+  if (!v.is_array()) bad(at(where, name), "must be a list, not " + json_excerpt(v, 40));
+  for (size_t i = 0; i < v.size(); ++i) each(v[i], at(at(where, name), i));
+}
+
+void object_member(const json& object, const std::string& where, const char* name, FormCheck check) {
+  check(member(object, where, name), at(where, name));
+}
+
+void cache_members(const json& object, const std::string& where) {
+  shape_rows_member(object, where, "cache_shapes");
+  tensor_member(object, where, "keys");
+  tensor_member(object, where, "values");
+}
+
+void work_member(const json& object, const std::string& where) {
+  object_member(object, where, "work", [](const json& work, const std::string& at_work) {
+    int_list_member(work, at_work, "qkv_rows");
+    int_list_member(work, at_work, "finish_block_rows");
+    int_member(work, at_work, "forward_tokens");
+  });
+}
+
 }  // namespace spec
 
 namespace {
@@ -146,6 +229,19 @@ void check_adapter_input(const std::string& adapter, const json& input) {
     it->second->check_input(input);
   } catch (const spec::BadField& b) {
     throw AdapterInputError(b.where + ": " + b.problem + " (adapter " + adapter + ")");
+  }
+}
+
+void check_adapter_output(const std::string& adapter, const json& output) {
+  auto it = specs_by_name().find(adapter);
+  if (it == specs_by_name().end())
+    throw AdapterOutputError("adapter " + json_excerpt(json(adapter), 60) + " is not one the runners serve");
+  try {
+    if (!it->second->check_output) spec::bad("output", "has no form stated in the adapter's spec");
+    if (!output.is_object()) spec::bad("output", "must be an object, not " + json_excerpt(output, 40));
+    it->second->check_output(output);
+  } catch (const spec::BadField& b) {
+    throw AdapterOutputError(b.where + ": " + b.problem + " (adapter " + adapter + ")");
   }
 }
 

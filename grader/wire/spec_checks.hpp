@@ -1,8 +1,8 @@
-// The pieces an adapter's input spec is written with (wire/adapter_spec.hpp). Each stage
-// that introduces an adapter states its input form in its own folder
+// The pieces an adapter's spec is written with (wire/adapter_spec.hpp). Each stage that
+// introduces an adapter states its input and output forms in its own folder
 // (stages/<folder>/grader/spec.cpp) with these checks; a check that fails throws BadField,
 // which check_adapter_input turns into "input.plan[2].k: must hold 768 floats, not 5
-// (adapter run_cache_plan)".
+// (adapter run_cache_plan)", and check_adapter_output into "output.logits: missing".
 #pragma once
 
 #include <cstdint>
@@ -51,5 +51,31 @@ int64_t check_probe_cache(const json& input);
 // input.max_new_tokens, and `positions` tokens before it with every new token but the last,
 // within the model's context.
 void check_new_tokens(const json& input, int64_t positions);
+
+// ---- Outputs. A member of an output object, by kind. A tensor is one in full or a digest
+// of it (wire/digest.hpp: a fixture keeps the large ones so); its contents are checked
+// where it is read (wire/fixture.cpp, judge/compare.cpp), not here.
+const json& member(const json& object, const std::string& where, const char* name);
+void tensor_member(const json& object, const std::string& where, const char* name);
+void int_member(const json& object, const std::string& where, const char* name);
+void string_member(const json& object, const std::string& where, const char* name);
+// A list, possibly empty, of whole numbers or of strings.
+void int_list_member(const json& object, const std::string& where, const char* name);
+void string_list_member(const json& object, const std::string& where, const char* name);
+// A check of a value at its place ("output.continued[1]").
+using FormCheck = void (*)(const json& value, const std::string& where);
+// A list of shape rows, each three whole numbers ([n_heads, length, head_dim]).
+void shape_rows(const json& value, const std::string& where);
+void shape_rows_member(const json& object, const std::string& where, const char* name);
+// A list (possibly empty) whose every element is checked by `each` at its place.
+void list_member(const json& object, const std::string& where, const char* name, FormCheck each);
+// An object member checked by `check` at its place.
+void object_member(const json& object, const std::string& where, const char* name, FormCheck check);
+
+// The GPT-2 outputs' shared members: a model cache read back ("cache_shapes", "keys",
+// "values"), and the work counts ("work": "qkv_rows", "finish_block_rows",
+// "forward_tokens").
+void cache_members(const json& object, const std::string& where);
+void work_member(const json& object, const std::string& where);
 
 }  // namespace course::spec

@@ -1,8 +1,9 @@
 // A stage is its folder and its manifest entry, and nothing else: in a copy of the course,
 // a throw-away stage is added (stages/11-layer-lengths/ with its lesson, its case builder,
-// its part of the seeded generator, a known mistake and its catalogue entry, reusing the
-// adapter run_model_cache_shapes) plus one entry in stages/manifest.json, and no other file
-// is edited. The copy must then build, generate the stage's fixtures (with the mistake's
+// its part of the seeded generator, a known mistake and its catalogue entry, and an adapter
+// of its own, run_layer_lengths: its input and output forms, its binding over the learner's
+// run_model_cache_shapes, and its rules) plus one entry in stages/manifest.json, and no
+// other file is edited. The copy must then build, generate the stage's fixtures (with the mistake's
 // record), grade it (the reference passes, the mistake is named as itself), export it to
 // the learner and package it for Gradescope. Slow (it builds the grader in the copy):
 // CTest labels "slow" and "build".
@@ -42,9 +43,9 @@ namespace course::stage_layer_lengths {
 
 std::vector<CaseSpec> cases() {
   return {{"layer-lengths", "01-two-layers", "Appends to layers 0 and 3 give each length 1.",
-           "run_model_cache_shapes", {{"appends", {0, 3}}}, nullptr},
+           "run_layer_lengths", {{"appends", {0, 3}}}, nullptr},
           {"layer-lengths", "02-one-layer-thrice", "Three appends to layer 5 give it length 3.",
-           "run_model_cache_shapes", {{"appends", {5, 5, 5}}}, nullptr}};
+           "run_layer_lengths", {{"appends", {5, 5, 5}}}, nullptr}};
 }
 
 }  // namespace course::stage_layer_lengths
@@ -61,9 +62,53 @@ std::vector<CaseSpec> random_cases(uint64_t seed, int count) {
     for (int n = d.between(1, 6); n > 0; --n) appends.push_back(d.between(0, 11));
     cases.push_back({"layer-lengths", draws::case_name(seed, i, "appends"),
                      "Appends to the layers " + draws::list_text(appends) + ".",
-                     "run_model_cache_shapes", {{"appends", appends}}, nullptr});
+                     "run_layer_lengths", {{"appends", appends}}, nullptr});
   }
   return cases;
+}
+
+}  // namespace course::stage_layer_lengths
+)");
+  // Its adapter: the input form both processes check, the runner's binding (over the
+  // learner's run_model_cache_shapes: each layer's length alone), and the grader's rules.
+  write_file(stage / "grader" / "spec.cpp", R"(#include "wire/spec_checks.hpp"
+
+namespace course::stage_layer_lengths {
+
+const std::vector<AdapterSpec>& adapter_specs() {
+  static const std::vector<AdapterSpec> specs = {{"run_layer_lengths",
+      [](const json& input) {
+        spec::whole_list(spec::field(input, "input", "appends"), "input.appends", 0, kInputLayers - 1, 0);
+      },
+      [](const json& output) { spec::int_list_member(output, "output", "lengths"); }}};
+  return specs;
+}
+
+}  // namespace course::stage_layer_lengths
+)");
+  write_file(stage / "grader" / "bindings.cpp", R"(#include "course/adapters.hpp"
+#include "runner/bindings.hpp"
+
+namespace course::stage_layer_lengths {
+
+void register_adapters(AdapterTable& table) {
+  table["run_layer_lengths"] = [](const json& input) {
+    json lengths = json::array();
+    for (const ShapeRow& row : run_model_cache_shapes(int_list(field(input, "appends"), "appends")))
+      lengths.push_back(row[1]);
+    return json{{"lengths", lengths}};
+  };
+}
+
+}  // namespace course::stage_layer_lengths
+)");
+  write_file(stage / "grader" / "rules.cpp", R"(#include "judge/adapter_rules.hpp"
+
+namespace course::stage_layer_lengths {
+
+const std::vector<AdapterRules>& adapter_rules() {
+  static const std::vector<AdapterRules> rules = {{.name = "run_layer_lengths"}};
+  return rules;
 }
 
 }  // namespace course::stage_layer_lengths
@@ -165,6 +210,7 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   auto reference = run(in_copy(course, grader + " --impl reference"));
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
   EXPECT_TRUE(has(reference.output, "01-two-layers")) << reference.output;
+  EXPECT_TRUE(has(read_file(course / "fixtures" / kSlug / "01-two-layers.json"), "\"run_layer_lengths\""));
   auto buggy = run(in_copy(course, grader + " --runner build/bin/runner-buggy-length_first"));
   EXPECT_EQ(buggy.exit_code, 1) << buggy.output;
   EXPECT_TRUE(has(buggy.output, "ll.length_first")) << buggy.output;
@@ -180,7 +226,8 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   auto exported = run(in_copy(course, "bash scripts/export-learner.sh " + sh_quoted(learner)));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "lesson.md"));
-  EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "grader" / "catalogue.cpp"));
+  for (const char* part : {"catalogue.cpp", "spec.cpp", "bindings.cpp", "rules.cpp"})
+    EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "grader" / part)) << part;
   EXPECT_TRUE(fs::exists(learner / "fixtures" / kSlug / "01-two-layers.json"));
   EXPECT_FALSE(fs::exists(learner / "stages" / kFolder / "gen"));
   EXPECT_FALSE(fs::exists(learner / "stages" / kFolder / "mistakes"));

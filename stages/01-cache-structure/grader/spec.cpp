@@ -22,7 +22,8 @@ void check_cache_plan(const json& input) {
       continue;
     }
     if (op != "append" && op != "clone" && op != "crop")
-      bad(at(where, "op"), "must be \"create\", \"append\", \"clone\" or \"crop\", not " + json_excerpt(op, 40));
+      bad(at(where, "op"),
+          "must be \"create\", \"append\", \"clone\" or \"crop\", not " + json_excerpt(op, 40));
     if (n_caches == 0) bad(where, "names a cache before any was created");
     whole(field(plan[i], where, "cache"), at(where, "cache"), 0, n_caches - 1);
     if (op == "clone") {
@@ -38,12 +39,29 @@ void check_cache_plan(const json& input) {
   }
 }
 
+// {"caches": [{"shape": [12, length, 64], "keys", "values"}, ...]}, or {"error": type}
+// when the plan's crop must throw.
+void cache_plan_output(const json& output) {
+  if (output.contains("error")) return string_member(output, "output", "error");
+  list_member(output, "output", "caches", [](const json& cache, const std::string& where) {
+    int_list_member(cache, where, "shape");
+    tensor_member(cache, where, "keys");
+    tensor_member(cache, where, "values");
+  });
+}
+
+void read_kvcache_output(const json& output) {
+  int_list_member(output, "output", "shape");
+  tensor_member(output, "output", "keys");
+  tensor_member(output, "output", "values");
+}
+
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
   static const std::vector<AdapterSpec> specs = {
-      {"run_cache_plan", check_cache_plan},
-      {"read_kvcache", [](const json& input) { check_probe_cache(input); }},
+      {"run_cache_plan", check_cache_plan, cache_plan_output},
+      {"read_kvcache", [](const json& input) { check_probe_cache(input); }, read_kvcache_output},
   };
   return specs;
 }

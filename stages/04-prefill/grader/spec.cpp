@@ -12,7 +12,8 @@ void check_attend_causal(const json& input) {
   const int64_t n = check_probe_cache(input);
   const Tensor q = tensor_at(field(input, "input", "q"), "input.q");
   if (q.shape.size() != 2 || q.shape[1] != kInputModelDim || q.shape[0] < 1 || q.shape[0] > n)
-    bad("input.q", "must be [n_rows, 768] with 1 <= n_rows <= the cache's length (" + std::to_string(n) + ")");
+    bad("input.q",
+        "must be [n_rows, 768] with 1 <= n_rows <= the cache's length (" + std::to_string(n) + ")");
 }
 
 void check_chunked_run(const json& input) {
@@ -20,12 +21,22 @@ void check_chunked_run(const json& input) {
   check_token_lists(input, "chunks");
 }
 
+// The probe's output: {"out": [n_rows, 12, 64]}.
+void attention_output(const json& output) { tensor_member(output, "output", "out"); }
+
+// A prefill's cache, logits [n_chunks, vocab] and work.
+void prefill_output(const json& output) {
+  cache_members(output, "output");
+  tensor_member(output, "output", "logits");
+  work_member(output, "output");
+}
+
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
   static const std::vector<AdapterSpec> specs = {
-      {"attend_causal", check_attend_causal},
-      {"run_prefill", check_chunked_run},
+      {"attend_causal", check_attend_causal, attention_output},
+      {"run_prefill", check_chunked_run, prefill_output},
   };
   return specs;
 }

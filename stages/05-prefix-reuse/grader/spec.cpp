@@ -14,10 +14,24 @@ void check_prefix_reuse(const json& input) {
   check_token_lists(input, "suffixes");
 }
 
+// The prefix's logits, the saved cache's shape rows after each continuation, the saved
+// cache, each continuation's cache and logits, and the work.
+void reuse_output(const json& output) {
+  tensor_member(output, "output", "prefix_logits");
+  list_member(output, "output", "saved_rows_after_each", shape_rows);
+  object_member(output, "output", "saved", cache_members);
+  list_member(output, "output", "continued", [](const json& c, const std::string& where) {
+    cache_members(c, where);
+    tensor_member(c, where, "logits");
+  });
+  work_member(output, "output");
+}
+
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
-  static const std::vector<AdapterSpec> specs = {{"run_prefix_reuse", check_prefix_reuse}};
+  static const std::vector<AdapterSpec> specs = {
+      {"run_prefix_reuse", check_prefix_reuse, reuse_output}};
   return specs;
 }
 

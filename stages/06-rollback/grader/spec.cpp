@@ -22,10 +22,18 @@ void check_speculative(const json& input) {
   }
 }
 
+// The prompt's cache, the speculating cache, and each round's next-token logits.
+void speculative_output(const json& output) {
+  object_member(output, "output", "prompt_cache", cache_members);
+  object_member(output, "output", "cache", cache_members);
+  tensor_member(output, "output", "logits");
+}
+
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
-  static const std::vector<AdapterSpec> specs = {{"run_speculative", check_speculative}};
+  static const std::vector<AdapterSpec> specs = {
+      {"run_speculative", check_speculative, speculative_output}};
   return specs;
 }
 

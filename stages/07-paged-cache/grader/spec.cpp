@@ -22,7 +22,8 @@ void check_paged_plan(const json& input) {
       continue;
     }
     if (op != "append" && op != "fork" && op != "release")
-      bad(at(where, "op"), "must be \"create\", \"append\", \"fork\" or \"release\", not " + json_excerpt(op, 40));
+      bad(at(where, "op"),
+          "must be \"create\", \"append\", \"fork\" or \"release\", not " + json_excerpt(op, 40));
     if (n_sequences == 0) bad(where, "names a sequence before any was created");
     whole(field(plan[i], where, "sequence"), at(where, "sequence"), 0, n_sequences - 1);
     if (op == "fork") ++n_sequences;
@@ -53,12 +54,39 @@ void check_paged_fork(const json& input) {
   check_token_lists(input, "branches");
 }
 
+// Each sequence's table, length and rows; the pool's free blocks, reference counts and the
+// appends refused for want of blocks.
+void plan_output(const json& output) {
+  list_member(output, "output", "sequences", [](const json& seq, const std::string& where) {
+    int_list_member(seq, where, "block_table");
+    int_member(seq, where, "length");
+    tensor_member(seq, where, "keys");
+    tensor_member(seq, where, "values");
+  });
+  int_list_member(output, "output", "exhausted");
+  int_member(output, "output", "free_blocks");
+  int_list_member(output, "output", "ref_counts");
+}
+
+// The prompt's logits; each branch's table, length, cache and logits; the pool.
+void fork_output(const json& output) {
+  tensor_member(output, "output", "prompt_logits");
+  list_member(output, "output", "branches", [](const json& branch, const std::string& where) {
+    int_list_member(branch, where, "block_table");
+    int_member(branch, where, "length");
+    cache_members(branch, where);
+    tensor_member(branch, where, "logits");
+  });
+  int_member(output, "output", "free_blocks");
+  int_list_member(output, "output", "ref_counts");
+}
+
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
   static const std::vector<AdapterSpec> specs = {
-      {"run_paged_plan", check_paged_plan},
-      {"run_paged_fork", check_paged_fork},
+      {"run_paged_plan", check_paged_plan, plan_output},
+      {"run_paged_fork", check_paged_fork, fork_output},
   };
   return specs;
 }

@@ -1,6 +1,7 @@
 // The adapters' specs (wire/adapter_spec.hpp) as the grader checks fixtures by them
 // (judge/stage_fixtures.hpp) and a runner checks its requests: one spec per binding,
-// every committed fixture accepted, and the problem of a broken one named.
+// every committed fixture accepted, and the problem of a broken one named; and their
+// output half, which every fixture's expected output and every answer read must satisfy.
 #include "judge/stage_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "course/kvcache.hpp"
 #include "gpt2.hpp"
 #include "judge/adapter_rules.hpp"
+#include "judge/answer.hpp"
 #include "judge/stages.hpp"
 #include "runner/bindings.hpp"
 #include "test_support.hpp"
@@ -182,4 +184,65 @@ TEST(inputs, a_setup_a_runner_cannot_prepare_is_named) {
   EXPECT_TRUE(has(setup_problem({{"weight", weights()}}), "\"weight\" is nothing a runner prepares"));
   EXPECT_TRUE(has(setup_problem({{"weights", {{"seed", 1}}}}), "weights: has no \"kind\""));
   EXPECT_EQ(setup_problem(json::array()), "must be an object");
+}
+
+// The output half of the spec: the form a binding answers, which every fixture's expected
+// output and every answer read by the grader must have.
+namespace {
+
+// The FixtureError of checking a fixture of `adapter` expecting `expected`, or "".
+std::string output_error(const std::string& adapter, const json& expected) {
+  Fixture f = fixture_with(adapter, json::object());
+  f.expected = expected;
+  try {
+    check_case_output(f);
+  } catch (const FixtureError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(outputs, every_adapter_states_its_output_form) {
+  for (const StageSpecs& stage : stage_specs())
+    for (const AdapterSpec& spec : stage.specs()) EXPECT_NE(spec.check_output, nullptr) << spec.name;
+}
+
+TEST(outputs, the_reference_answers_of_every_committed_case_have_their_adapters_forms) {
+  // What the reference's bindings answer, before the generator digests anything.
+  for (const Stage& stage : stage_table())
+    for (const Fixture& f : load_stage_fixtures(source_dir() / "fixtures" / stage.slug, stage.slug, "")) {
+      if (f.input.contains("weights")) continue;  // the GPT-2 cases: course_test runs them
+      json answer;
+      try {
+        answer = adapter_table().at(f.adapter)(f.input);
+      } catch (const std::exception&) {
+        continue;  // a case whose point is a throw answers {"error"} through the generator
+      }
+      EXPECT_NO_THROW(check_adapter_output(f.adapter, answer)) << f.file;
+    }
+}
+
+TEST(outputs, a_fixture_whose_expected_output_lacks_a_field_is_named) {
+  const json rows = json::array({json::array({12, 1, 64})});
+  EXPECT_EQ(output_error("run_model_cache_clone", {{"original", rows}}),
+            "fixtures/x/01-case.json: the expected output.clone: missing (adapter run_model_cache_clone)");
+  EXPECT_EQ(output_error("run_model_cache_clone", {{"original", rows}, {"clone", json::array({json::array({12, 1})})}}),
+            "fixtures/x/01-case.json: the expected output.clone[0]: must be a shape row [n_heads, length, "
+            "head_dim], not [12, 1] (adapter run_model_cache_clone)");
+  EXPECT_TRUE(has(output_error("run_cache_plan", {{"caches", json::array({{{"shape", {12, 0, 64}}, {"keys", 3}}})}}),
+                  "output.caches[0].keys: must be a tensor, not 3"));
+  EXPECT_EQ(output_error("run_cache_plan", {{"error", "std::out_of_range"}}), "");
+  EXPECT_EQ(output_error("run_model_cache_clone", {{"original", rows}, {"clone", rows}}), "");
+}
+
+TEST(outputs, an_answer_not_of_its_adapters_form_is_said_so_and_not_read_further) {
+  Fixture f = fixture_with("run_model_cache_shapes", {{"appends", {0}}});
+  f.expected = {{"rows", json::array({json::array({12, 1, 64})})}};
+  const AnswerEvidence e = failed_answer_evidence(f, {{"rows", "twelve"}});
+  ASSERT_EQ(e.where.size(), 1u);
+  EXPECT_EQ(e.where[0],
+            "The answer is not of the form its adapter answers: output.rows: must be a list of shape rows, not "
+            "\"twelve\" (adapter run_model_cache_shapes). Nothing more is read from it.");
 }
