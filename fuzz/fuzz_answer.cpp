@@ -12,6 +12,7 @@
 
 #include "judge/answer.hpp"
 #include "judge/diagnose.hpp"
+#include "judge/stages.hpp"
 #include "wire/digest.hpp"
 
 #ifndef KVCOURSE_SOURCE_DIR
@@ -29,7 +30,7 @@ course::Fixture digest_fixture() {
   for (int i = 0; i < 24; ++i) t.data.push_back(0.25f * float(i));
   course::Fixture f;
   f.file = "fuzz/digest.json";
-  f.stage = "one-token";
+  f.stage = "digest";
   f.name = "digest";
   f.adapter = "run_decode";
   f.input = {{"tokens", {1, 2, 3}}};
@@ -38,12 +39,12 @@ course::Fixture digest_fixture() {
   return f;
 }
 
-// A fixture of each kind of output the course has, and the small digest case.
+// Every stage's fixtures (the stages as the manifest lists them), and the small digest case.
 std::vector<course::Fixture> load_cases() {
   const std::string root = std::string(KVCOURSE_SOURCE_DIR) + "/fixtures/";
   std::vector<course::Fixture> cases;
-  for (const char* stage : {"cache-structure", "multi-layer-cache", "one-token", "prefill", "prefix-reuse"})
-    for (const auto& file : course::list_fixtures(root + stage)) cases.push_back(course::load_fixture(file));
+  for (const course::Stage& stage : course::stage_table())
+    for (const auto& file : course::list_fixtures(root + stage.slug)) cases.push_back(course::load_fixture(file));
   cases.push_back(digest_fixture());
   return cases;
 }
