@@ -1,10 +1,11 @@
 // Bindings of stage multi-layer-cache's adapters: the twelve layers' ModelCache
 // (run_model_cache_shapes, run_model_cache_clone). Output: shape rows [12, length, 64], one
 // per layer, layer 0 first.
+#include "runner/bindings.hpp"
+
 #include <string>
 
 #include "course/adapters.hpp"
-#include "runner/bindings.hpp"
 
 namespace course::stage_multi_layer_cache {
 
@@ -19,7 +20,8 @@ json shape_rows_json(const std::vector<ShapeRow>& rows) {
 std::vector<int> layer_list(const json& input, const char* name) {
   std::vector<int> layers = int_list(field(input, name), name);
   for (int l : layers)
-    if (l < 0 || l >= n_layers) throw BadInput(std::string("\"") + name + "\" names layer " + std::to_string(l));
+    if (l < 0 || l >= n_layers)
+      throw BadInput(std::string("\"") + name + "\" names layer " + std::to_string(l));
   return layers;
 }
 
@@ -30,8 +32,9 @@ void register_adapters(AdapterTable& table) {
     return json{{"rows", shape_rows_json(run_model_cache_shapes(layer_list(input, "appends")))}};
   };
   table["run_model_cache_clone"] = [](const json& input) {
-    CloneShapes r = run_model_cache_clone(layer_list(input, "before"), layer_list(input, "after_original"),
-                                          layer_list(input, "after_clone"));
+    CloneShapes r =
+        run_model_cache_clone(layer_list(input, "before"), layer_list(input, "after_original"),
+                              layer_list(input, "after_clone"));
     return json{{"original", shape_rows_json(r.original)}, {"clone", shape_rows_json(r.clone)}};
   };
 }

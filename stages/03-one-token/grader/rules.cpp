@@ -9,7 +9,9 @@ namespace {
 
 const WorkRules kDecodeWork = {
     .positions_story =
-        [](const Fixture& fx) { return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token"); },
+        [](const Fixture& fx) {
+          return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token");
+        },
     .learner_held = held_by_fresh_cache,
     .note =
         [](const Fixture&, int64_t n) {

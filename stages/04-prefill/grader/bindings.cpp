@@ -1,8 +1,9 @@
 // Bindings of stage prefill's adapters: the causal attention probe (attend_causal) and the
 // prompt prefilled in chunks (run_prefill). Outputs as stage one-token's
 // (stages/03-one-token/grader/bindings.cpp): logits [n_chunks, vocab], one row per chunk.
-#include "course/adapters.hpp"
 #include "runner/bindings.hpp"
+
+#include "course/adapters.hpp"
 #include "runner/weights.hpp"
 
 namespace course::stage_prefill {

@@ -8,7 +8,10 @@ namespace course::stage_prefill {
 namespace {
 
 const WorkRules kPrefillWork = {
-    .positions_story = [](const Fixture& fx) { return joined_sizes(sizes_of(fx.input.value("chunks", json()))) + " tokens"; },
+    .positions_story =
+        [](const Fixture& fx) {
+          return joined_sizes(sizes_of(fx.input.value("chunks", json()))) + " tokens";
+        },
     .learner_held = held_by_fresh_cache,
     .note =
         [](const Fixture& fx, int64_t n) {

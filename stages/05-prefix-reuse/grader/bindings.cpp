@@ -2,8 +2,9 @@
 // then each suffix on a clone of it. Output: the prefix's logits [vocab], the saved
 // cache's shape rows after each continuation, the saved cache, and each continuation's
 // cache and logits [vocab].
-#include "course/adapters.hpp"
 #include "runner/bindings.hpp"
+
+#include "course/adapters.hpp"
 #include "runner/weights.hpp"
 
 namespace course::stage_prefix_reuse {

@@ -33,32 +33,36 @@ WorkHeld unserved_tokens(const Fixture& fx, const json& actual) {
   if (!requests.is_array() || requests.size() != sizes.size()) return h;
   int64_t served = 0;
   for (const json& r : requests) {
-    if (!r.is_object() || !r.contains("cached_tokens") || !r["cached_tokens"].is_number_integer()) return h;
+    if (!r.is_object() || !r.contains("cached_tokens") || !r["cached_tokens"].is_number_integer())
+      return h;
     served += r["cached_tokens"].get<int64_t>();
   }
   const int64_t total = prompt_tokens(fx);
   if (served < 0 || served > total) return h;
   h.noun = "the prompt tokens your prefix cache did not serve";
   h.held = total - served;
-  h.story = "one per prompt token your prefix cache did not serve (" + std::to_string(total) + " - " +
-            std::to_string(served) + " your cache served = " + std::to_string(total - served) + ")";
+  h.story = "one per prompt token your prefix cache did not serve (" + std::to_string(total) +
+            " - " + std::to_string(served) +
+            " your cache served = " + std::to_string(total - served) + ")";
   return h;
 }
 
 const WorkRules kTraceWork = {
     .positions_story =
         [](const Fixture& fx) {
-          return std::to_string(prompt_tokens(fx)) + " prompt tokens, " + std::to_string(cached_prompt_tokens(fx)) +
+          return std::to_string(prompt_tokens(fx)) + " prompt tokens, " +
+                 std::to_string(cached_prompt_tokens(fx)) +
                  " of them served by the reference's prefix cache";
         },
     .learner_held = unserved_tokens,
     .note =
         [](const Fixture& fx, int64_t n) {
           const int64_t cached = cached_prompt_tokens(fx);
-          return each_layer_took(n) + (cached ? "; " + std::to_string(cached) +
-                                                    " prompt positions per layer came from the prefix cache instead "
-                                                    "of being recomputed"
-                                              : "");
+          return each_layer_took(n) +
+                 (cached ? "; " + std::to_string(cached) +
+                               " prompt positions per layer came from the prefix cache instead "
+                               "of being recomputed"
+                         : "");
         },
     .counts_unserved_tokens = true,
 };

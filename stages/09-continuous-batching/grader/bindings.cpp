@@ -5,11 +5,12 @@
 //            "arrival"}]}
 //   output  {"requests": [{"tokens": [ids], "logits": [max_new_tokens, vocab]}],
 //            "steps": [{"prefilled": [ids], "decoded": [ids], "free_blocks"}]}
+#include "runner/bindings.hpp"
+
 #include <string>
 
 #include "course/adapters.hpp"
 #include "course/batching.hpp"
-#include "runner/bindings.hpp"
 #include "runner/weights.hpp"
 #include "wire/limits.hpp"
 
@@ -20,15 +21,16 @@ namespace {
 int int_field(const json& input, const char* name, int least, int most) {
   const json& n = field(input, name);
   if (!n.is_number_integer() || n.get<int64_t>() < least || n.get<int64_t>() > most)
-    throw BadInput(std::string("\"") + name + "\" must be a whole number from " + std::to_string(least) + " to " +
-                   std::to_string(most));
+    throw BadInput(std::string("\"") + name + "\" must be a whole number from " +
+                   std::to_string(least) + " to " + std::to_string(most));
   return n.get<int>();
 }
 
 std::vector<Request> requests_field(const json& input, const gpt2::Model& model) {
   const json& list = field(input, "requests");
   if (!list.is_array() || list.empty() || list.size() > size_t(kMaxRequests))
-    throw BadInput("\"requests\" must be a list of 1 to " + std::to_string(kMaxRequests) + " requests");
+    throw BadInput("\"requests\" must be a list of 1 to " + std::to_string(kMaxRequests) +
+                   " requests");
   std::vector<Request> out;
   for (const json& r : list) {
     Request req;
@@ -51,12 +53,13 @@ void register_adapters(AdapterTable& table) {
     json out_requests = json::array();
     for (size_t i = 0; i < r.requests.size(); ++i) {
       const int64_t steps = i < requests.size() ? requests[i].max_new_tokens : 0;
-      out_requests.push_back(
-          {{"tokens", r.requests[i].tokens}, {"logits", logits_json(r.requests[i].logits, steps, true)}});
+      out_requests.push_back({{"tokens", r.requests[i].tokens},
+                              {"logits", logits_json(r.requests[i].logits, steps, true)}});
     }
     json steps = json::array();
     for (const StepLog& s : r.steps)
-      steps.push_back({{"prefilled", s.prefilled}, {"decoded", s.decoded}, {"free_blocks", s.free_blocks}});
+      steps.push_back(
+          {{"prefilled", s.prefilled}, {"decoded", s.decoded}, {"free_blocks", s.free_blocks}});
     return json{{"requests", out_requests}, {"steps", steps}};
   };
 }

@@ -10,8 +10,9 @@ namespace {
 const WorkRules kGenerateWork = {
     .positions_story =
         [](const Fixture& fx) {
-          return count_text(int64_t(fx.input.value("prompt", json::array()).size()), "prompt token") + " + " +
-                 fed_back_story(fx);
+          return count_text(int64_t(fx.input.value("prompt", json::array()).size()),
+                            "prompt token") +
+                 " + " + fed_back_story(fx);
         },
     .learner_held = held_by_fresh_cache,
     .note =
@@ -28,7 +29,8 @@ const WorkRules kGenerateWork = {
 };
 
 const WorkRules kGenerateFromWork = {
-    .positions_story = [](const Fixture& fx) { return saved_prefix_story(fx) + ", each + " + fed_back_story(fx); },
+    .positions_story =
+        [](const Fixture& fx) { return saved_prefix_story(fx) + ", each + " + fed_back_story(fx); },
     .learner_held = held_past_saved_prefix,
     .note = saved_prefix_note,
 };
