@@ -7,6 +7,7 @@
 //                 [--weights build/weights]]
 //                 [--hidden DIR [--hidden-seed S] [--hidden-count K]]
 //   make-fixtures --random N --seed S [--stage SLUG]
+//   make-fixtures --catalogues DIR [--stage SLUG]     (alone or with --out)
 //
 // --hidden also writes the instructor-only hidden set: K cases per stage from the seeded
 // generator (cases_random.cpp), with the mistakes' answers recorded like the visible ones.
@@ -14,11 +15,16 @@
 // fixture document per line, answers included: what `grader --random` reads (it never
 // lands in a file).
 //
+// --catalogues writes each stage's catalogue of known mistakes, DIR/<folder>/grader/
+// catalogue.json, from the text of its .mistake files (judge/catalogue.hpp): DIR is the
+// course's stages/ folder, or another folder to compare them (course_test.cpp).
+//
 // Without --mistakes the fixtures hold the reference's part only: what the freshness test
 // compares (course_test.cpp); the confusion test proves the recorded mistakes.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -27,7 +33,9 @@
 #include "gen/builders.hpp"
 #include "gen/mistake_runs.hpp"
 #include "gen/stage_cases.hpp"
+#include "judge/catalogue.hpp"
 #include "judge/stages.hpp"
+#include "judge/variants.hpp"
 #include "runner/bindings.hpp"
 #include "runner/weights.hpp"
 #include "wire/adapter_spec.hpp"
@@ -109,6 +117,21 @@ std::vector<CaseSpec> generated_cases(uint64_t seed, int count, const std::strin
   return cases;
 }
 
+// Each stage's catalogue.json (or only_stage's) under out_dir/<folder>/, from the course's
+// .mistake files; a stage without mistakes gets none.
+void write_catalogues(const std::filesystem::path& out_dir, const std::string& only_stage) {
+  for (const Stage& stage : stage_table()) {
+    if (!only_stage.empty() && stage.slug != only_stage) continue;
+    const std::vector<CatalogueEntry> entries =
+        catalogue_from_mistakes(stage_variant_files(course_root() / "stages", {stage}));
+    if (entries.empty()) continue;
+    const std::filesystem::path file = out_dir / stage.folder / kCatalogueFile;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << catalogue_text(stage.slug, entries);
+    std::cout << stage.slug << ": " << entries.size() << " known mistakes in " << file.string() << "\n";
+  }
+}
+
 struct WriteOptions {
   std::string only_stage;
   std::vector<Variant> variants;
@@ -170,6 +193,10 @@ int main(int argc, char** argv) {
   app.add_option("--hidden-seed", hidden_seed, "The hidden set's seed")->capture_default_str();
   app.add_option("--hidden-count", hidden_count, "The hidden set's cases per stage")
       ->check(CLI::Range(1, 50))->capture_default_str();
+  std::string catalogues_dir;
+  app.add_option("--catalogues", catalogues_dir,
+                 "Write each stage's catalogue of known mistakes, <folder>/grader/catalogue.json, into "
+                 "this folder (the course's stages/) from its .mistake files");
   auto* random = app.add_option("--random", random_count,
                                 "Print this many fresh cases per stage on standard output (one fixture per line)")
                      ->check(CLI::Range(1, 50));
@@ -178,8 +205,9 @@ int main(int argc, char** argv) {
   seed_option->needs(random);
   random->needs(seed_option);
   CLI11_PARSE(app, argc, argv);
-  if (out_dir.empty() && random_count == 0) {
-    std::cerr << "make-fixtures: give --out DIR (the course's fixtures) or --random N --seed S\n";
+  if (out_dir.empty() && random_count == 0 && catalogues_dir.empty()) {
+    std::cerr << "make-fixtures: give --out DIR (the course's fixtures), --catalogues DIR (the course's "
+                 "stages/) or --random N --seed S\n";
     return 2;
   }
   if (!mistakes_dir.empty() && runners_dir.empty()) {
@@ -196,6 +224,8 @@ int main(int argc, char** argv) {
       print_random(seed, random_count, only_stage);
       return 0;
     }
+    if (!catalogues_dir.empty()) write_catalogues(catalogues_dir, only_stage);
+    if (out_dir.empty()) return 0;
     WriteOptions o;
     o.only_stage = only_stage;
     o.grading.jobs = jobs;

@@ -40,9 +40,9 @@ struct Diagnosis {
 
 // One catalogue entry. `title` and `explanation` may hold "{parameter}".
 struct KnownMistake {
-  const char* id;
-  const char* title;
-  const char* explanation;
+  std::string id;
+  std::string title;
+  std::string explanation;
   std::string lesson;  // its stage's lesson file and the entry's anchor
   int hint;            // the tier of its stage's hints that addresses it, chosen by hand; 0: none
 };

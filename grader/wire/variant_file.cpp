@@ -57,6 +57,19 @@ VariantFile read_variant_file(const fs::path& file) {
   v.file = field("file");
   if (v.stage.empty()) throw fail("no \"stage:\" line");
   if (v.mistake && v.id.empty()) throw fail("no \"diagnosis:\" line");
+  if (v.mistake) {
+    v.title = field("title");
+    v.explanation = field("explanation");
+    v.lesson = field("lesson");
+    for (const char* key : {"title", "explanation", "lesson"})
+      if (field(key).empty()) throw fail(std::string("no \"") + key + ":\" line (the catalogue's text)");
+    if (v.lesson.rfind("mistake-", 0) != 0)
+      throw fail("\"lesson: " + v.lesson + "\" is not an anchor of a lesson's mistake section (mistake-...)");
+    const std::string hint = field("hint");
+    if (hint.empty() || hint.size() > 2 || hint.find_first_not_of("0123456789") != std::string::npos)
+      throw fail("\"hint:\" must be the tier of the stage's hints that covers it (0: none), not \"" + hint + "\"");
+    v.hint = std::stoi(hint);
+  }
   if (v.file.empty()) throw fail("no \"file:\" line");
   if (v.edits.empty()) throw fail("no edits");
   return v;

@@ -8,6 +8,10 @@
 //   diagnosis: dec.wrong_scale     (mistakes only: the catalogue id)
 //   parameter: 1/sqrt(768)         (optional: shown in the message)
 //   stage: one-token               (the stage it is graded on)
+//   title: scores scaled by {parameter}                    (mistakes only: the catalogue's
+//   explanation: the attention scores are multiplied ...    text, judge/catalogue.hpp;
+//   lesson: mistake-a-wrong-scale                           the section of the stage's lesson;
+//   hint: 3                                                 the hint tier that covers it, 0: none)
 //   file: reference/decode.cpp     (the file the edits apply to)
 //   @@ find
 //   <lines that occur exactly once in that file>
@@ -37,6 +41,10 @@ struct VariantFile {
   std::string id;                             // "diagnosis:" (mistakes only)
   std::string parameter;                      // "parameter:" (optional)
   std::string file;                           // "file:"
+  // The catalogue's text (mistakes only): "title:", "explanation:", "lesson:" (an anchor of
+  // the stage's lesson.md), "hint:" (a tier of the stage's hints, 0: none).
+  std::string title, explanation, lesson;
+  int hint = 0;
   std::vector<VariantEdit> edits;
   // The runner built from it, relative to the folder of runners.
   std::string runner_name() const {
@@ -49,7 +57,7 @@ struct VariantFileError : std::runtime_error {
 };
 
 // Reads and checks one file: it must have a stage, a file and at least one edit, and a
-// mistake a diagnosis. Throws VariantFileError naming the file and the problem.
+// mistake a diagnosis, a title, an explanation, a lesson anchor and a hint tier. Throws VariantFileError naming the file and the problem.
 VariantFile read_variant_file(const std::filesystem::path& file);
 
 // Every .mistake and .alternative file of `dir`, sorted by file name. Throws

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "judge/catalogue.hpp"
 #include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
 #include "judge/variants.hpp"
@@ -187,6 +188,21 @@ TEST(course, fixtures_are_exactly_what_the_generator_writes) {
       b.erase("mistakes");
       EXPECT_TRUE(a == b) << set << "/" << rel << " differs from what the reference gives now";
     }
+  }
+}
+
+// Each stage's catalogue.json (what a course tree without the .mistake files names its
+// mistakes by) says what the stage's .mistake files say.
+TEST(course, the_catalogues_are_exactly_what_the_mistake_files_say) {
+  TempDir out;
+  auto r = run(bin("make-fixtures") + " --catalogues " + out.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& stage : course::stage_table()) {
+    const fs::path made = out / stage.folder / course::kCatalogueFile,
+                   kept = source_dir() / "stages" / stage.folder / course::kCatalogueFile;
+    ASSERT_EQ(fs::exists(made), fs::exists(kept)) << kept << ": run `cmake --build build --target fixtures`";
+    if (fs::exists(made))
+      EXPECT_EQ(testing_support::read_file(made), testing_support::read_file(kept)) << kept << ": run `cmake --build build --target fixtures`";
   }
 }
 

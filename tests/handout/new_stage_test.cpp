@@ -1,6 +1,6 @@
 // A stage is its folder and its manifest entry, and nothing else: in a copy of the course,
 // a throw-away stage is added (stages/11-layer-lengths/ with its lesson, its case builder,
-// its part of the seeded generator, a known mistake and its catalogue entry, and an adapter
+// its part of the seeded generator, a known mistake with its catalogue text, and an adapter
 // of its own, run_layer_lengths: its input and output forms, its binding over the learner's
 // run_model_cache_shapes, and its rules) plus one entry in stages/manifest.json, and no
 // other file is edited. The copy must then build, generate the stage's fixtures (with the mistake's
@@ -113,23 +113,14 @@ const std::vector<AdapterRules>& adapter_rules() {
 
 }  // namespace course::stage_layer_lengths
 )");
-  write_file(stage / "grader" / "catalogue.cpp", R"(#include "judge/catalogue.hpp"
-
-namespace course::stage_layer_lengths {
-
-const std::vector<CatalogueEntry>& catalogue() {
-  static const std::vector<CatalogueEntry> entries = {
-      {"ll.length_first", "the length first", "the adapter's shape rows are {length, 12, 64}",
-       "mistake-the-length-first", 1}};
-  return entries;
-}
-
-}  // namespace course::stage_layer_lengths
-)");
   write_file(stage / "mistakes" / "length_first.mistake",
              "# The adapter's shape rows list the length first.\n"
              "diagnosis: ll.length_first\n"
              "stage: layer-lengths\n"
+             "title: the length first\n"
+             "explanation: the adapter's shape rows are {length, 12, 64}\n"
+             "lesson: mistake-the-length-first\n"
+             "hint: 1\n"
              "file: reference/adapters.cpp\n"
              "@@ find\n"
              "  for (int l = 0; l < n_layers; ++l) rows.push_back({n_heads, mc.layer(l).length(), "
@@ -190,7 +181,7 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   // Its fixtures and hidden cases, with the mistake's answers recorded.
   auto generated =
       run(in_copy(course, "build/bin/make-fixtures --stage " + std::string(kSlug) +
-                              " --out fixtures --hidden fixtures-hidden --mistakes stages "
+                              " --out fixtures --hidden fixtures-hidden --mistakes stages --catalogues stages "
                               "--runners build/bin --weights build/weights"));
   ASSERT_EQ(generated.exit_code, 0) << generated.output;
   for (const char* set : {"fixtures", "fixtures-hidden"}) {
@@ -226,7 +217,7 @@ TEST(new_stage, its_folder_and_a_manifest_entry_are_enough) {
   auto exported = run(in_copy(course, "bash scripts/export-learner.sh " + sh_quoted(learner)));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "lesson.md"));
-  for (const char* part : {"catalogue.cpp", "spec.cpp", "bindings.cpp", "rules.cpp"})
+  for (const char* part : {"catalogue.json", "spec.cpp", "bindings.cpp", "rules.cpp"})
     EXPECT_TRUE(fs::exists(learner / "stages" / kFolder / "grader" / part)) << part;
   EXPECT_TRUE(fs::exists(learner / "fixtures" / kSlug / "01-two-layers.json"));
   EXPECT_FALSE(fs::exists(learner / "stages" / kFolder / "gen"));
