@@ -188,6 +188,14 @@ void work_member(const json& object, const std::string& where) {
   });
 }
 
+void gpt2_run_output(const json& output) {
+  cache_members(output, "output");
+  tensor_member(output, "output", "logits");
+  work_member(output, "output");
+}
+
+void probe_output(const json& output) { tensor_member(output, "output", "out"); }
+
 }  // namespace spec
 
 namespace {

@@ -77,5 +77,9 @@ void object_member(const json& object, const std::string& where, const char* nam
 // "forward_tokens").
 void cache_members(const json& object, const std::string& where);
 void work_member(const json& object, const std::string& where);
+// A GPT-2 run's output (decode, prefill, generation): its cache, its "logits" and its work.
+void gpt2_run_output(const json& output);
+// An attention probe's output: {"out": a tensor}.
+void probe_output(const json& output);
 
 }  // namespace course::spec

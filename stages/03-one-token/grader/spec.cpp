@@ -18,22 +18,12 @@ void check_token_run(const json& input) {
   check_tokens(input, "tokens", "input");
 }
 
-// The probe's output: {"out": [12, 64]}.
-void attention_output(const json& output) { tensor_member(output, "output", "out"); }
-
-// A decode's cache, logits [n_steps, vocab] and work.
-void decode_output(const json& output) {
-  cache_members(output, "output");
-  tensor_member(output, "output", "logits");
-  work_member(output, "output");
-}
-
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
   static const std::vector<AdapterSpec> specs = {
-      {"attend_one", check_attend_one, attention_output},
-      {"run_decode", check_token_run, decode_output},
+      {"attend_one", check_attend_one, probe_output},
+      {"run_decode", check_token_run, gpt2_run_output},
   };
   return specs;
 }

@@ -21,22 +21,12 @@ void check_chunked_run(const json& input) {
   check_token_lists(input, "chunks");
 }
 
-// The probe's output: {"out": [n_rows, 12, 64]}.
-void attention_output(const json& output) { tensor_member(output, "output", "out"); }
-
-// A prefill's cache, logits [n_chunks, vocab] and work.
-void prefill_output(const json& output) {
-  cache_members(output, "output");
-  tensor_member(output, "output", "logits");
-  work_member(output, "output");
-}
-
 }  // namespace
 
 const std::vector<AdapterSpec>& adapter_specs() {
   static const std::vector<AdapterSpec> specs = {
-      {"attend_causal", check_attend_causal, attention_output},
-      {"run_prefill", check_chunked_run, prefill_output},
+      {"attend_causal", check_attend_causal, probe_output},
+      {"run_prefill", check_chunked_run, gpt2_run_output},
   };
   return specs;
 }

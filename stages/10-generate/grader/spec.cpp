@@ -33,9 +33,7 @@ void check_generate_from(const json& input) {
 void generate_output(const json& output) {
   int_list_member(output, "output", "tokens");
   int_list_member(output, "output", "streamed");
-  cache_members(output, "output");
-  tensor_member(output, "output", "logits");
-  work_member(output, "output");
+  gpt2_run_output(output);
 }
 
 // Each continuation's tokens, cache and logits; the saved cache; the work.
