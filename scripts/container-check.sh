@@ -94,6 +94,13 @@ stage_course() {  # stage_course DIR
     fixtures-hidden src adapters autograders scripts/deps.sh) | (cd "$root" && xargs -0 cp --parents -t "$1")
 }
 
+# The stage the submissions are graded on: the manifest's first, whose adapter
+# run_cache_plan the run-time theft replaces, and its first two visible fixtures, the
+# files the thefts try to read.
+probe=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["stages"][0]["slug"])' \
+  "$root/stages/manifest.json")
+mapfile -t probe_files < <(cd "$root/fixtures/$probe" && ls | head -2)
+
 # --- the submissions -----------------------------------------------------------------
 solutions="$cache/solutions"
 rm -rf "$solutions"
@@ -104,21 +111,24 @@ cp "$root/src/kvcache.cpp" "$solutions/skeleton/src/kvcache.cpp"
 printf 'this is not C++\n' >"$solutions/broken/src/kvcache.cpp"
 # Run time: the skeleton, whose run_cache_plan reads the fixtures wherever an image keeps
 # them, and answers with what it could read (a full copy of a fixture would be an answer).
-python3 - "$root/adapters/adapters.cpp" "$solutions/steal-run/adapters/adapters.cpp" <<'EOF'
+python3 - "$root/adapters/adapters.cpp" "$solutions/steal-run/adapters/adapters.cpp" "$probe" \
+  "${probe_files[0]}" "${probe_files[1]}" <<'EOF'
 import sys
 text = open(sys.argv[1]).read()
+stage, first, second = sys.argv[3], sys.argv[4], sys.argv[5]
+paths = [f"/tmp/kvcourse/fixtures/{stage}/{second}",
+         f"/tmp/kvcourse/fixtures-hidden/{stage}/{first}",
+         f"/opt/test-runner/course/fixtures/{stage}/{second}",
+         f"/opt/test-runner/prebuilt/fixtures/{stage}/{second}",
+         f"/autograder/kvcourse/fixtures/{stage}/{second}",
+         f"/autograder/kvcourse/fixtures-hidden/{stage}/{first}",
+         f"/autograder/source/course/fixtures/{stage}/{second}"]
 start = text.index("std::vector<CacheSnapshot> run_cache_plan(")
 end = text.index("\n}\n", start) + 3
 theft = r'''std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
   (void)plan;
   std::string report;
-  for (const char* path : {"/tmp/kvcourse/fixtures/cache-structure/02-one-append.json",
-                           "/tmp/kvcourse/fixtures-hidden/cache-structure/01-empty.json",
-                           "/opt/test-runner/course/fixtures/cache-structure/02-one-append.json",
-                           "/opt/test-runner/prebuilt/fixtures/cache-structure/02-one-append.json",
-                           "/autograder/kvcourse/fixtures/cache-structure/02-one-append.json",
-                           "/autograder/kvcourse/fixtures-hidden/cache-structure/01-empty.json",
-                           "/autograder/source/course/fixtures/cache-structure/02-one-append.json"}) {
+  for (const char* path : {PATHS}) {
     std::FILE* f = std::fopen(path, "rb");
     report += std::string(path) + ": " + (f ? "STOLEN" : std::strerror(errno)) + "; ";
     if (f) std::fclose(f);
@@ -126,16 +136,17 @@ theft = r'''std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>
   throw std::runtime_error("theft: " + report);
 }
 '''
+theft = theft.replace("PATHS", ",\n                           ".join(f'"{p}"' for p in paths))
 out = text[:start] + theft + text[end:]
 out = out.replace('#include "course/adapters.hpp"\n', '#include "course/adapters.hpp"\n\n#include <cerrno>\n#include <cstdio>\n#include <cstring>\n#include <stdexcept>\n#include <string>\n', 1)
 open(sys.argv[2], "w").write(out)
 EOF
 # Compile time: the skeleton with a fixture included (Exercism's path; Gradescope's below).
-printf '#include "/tmp/kvcourse/fixtures/cache-structure/01-empty.json"\n' >"$solutions/steal-compile/adapters/adapters.cpp"
+printf '#include "/tmp/kvcourse/fixtures/%s/%s"\n' "$probe" "${probe_files[0]}" >"$solutions/steal-compile/adapters/adapters.cpp"
 cat "$root/adapters/adapters.cpp" >>"$solutions/steal-compile/adapters/adapters.cpp"
 # Gradescope's copy: the include of its own path.
 mkdir -p "$solutions/steal-compile-gs/src"
-printf '#include "/autograder/kvcourse/fixtures/cache-structure/01-empty.json"\n' >"$solutions/steal-compile-gs/src/kvcache.cpp"
+printf '#include "/autograder/kvcourse/fixtures/%s/%s"\n' "$probe" "${probe_files[0]}" >"$solutions/steal-compile-gs/src/kvcache.cpp"
 cat "$root/src/kvcache.cpp" >>"$solutions/steal-compile-gs/src/kvcache.cpp"
 chmod -R a+rX "$solutions"
 
@@ -179,7 +190,7 @@ exercism() {
       "$out/results.json" "d.get('sandbox',{}).get('mode','(none)')"), $took s"
   }
   local r
-  run_exercism reference cache-structure
+  run_exercism reference "$probe"
   r="$cache/out/exercism-reference/results.json"
   [ -s "$r" ] && {
     check "the reference passes" "$([ "$(field "$r" "d['status']")" = pass ] && echo 0 || echo 1)"
@@ -189,40 +200,40 @@ exercism() {
   run_exercism reference+all kv-cache
   r="$cache/out/exercism-reference+all/results.json"
   [ -s "$r" ] && check "the reference passes every stage (one CPU)" "$([ "$(field "$r" "d['status']")" = pass ] && echo 0 || echo 1)"
-  run_exercism skeleton cache-structure
+  run_exercism skeleton "$probe"
   r="$cache/out/exercism-skeleton/results.json"
   [ -s "$r" ] && check "the skeleton fails" "$([ "$(field "$r" "d['status']")" = fail ] && echo 0 || echo 1)"
-  run_exercism broken cache-structure
+  run_exercism broken "$probe"
   r="$cache/out/exercism-broken/results.json"
   [ -s "$r" ] && check "a syntax error is an error" "$([ "$(field "$r" "d['status']")" = error ] && echo 0 || echo 1)"
-  run_exercism steal-run cache-structure
+  run_exercism steal-run "$probe"
   r="$cache/out/exercism-steal-run/results.json"
   [ -s "$r" ] && {
     check "reading the fixtures at run time passes nothing" "$([ "$(field "$r" "sum(t['status']=='pass' for t in d['tests'])")" = 0 ] && echo 0 || echo 1)"
     check "... and read nothing (no STOLEN; Permission denied)" "$(! grep -q STOLEN "$r" && grep -q 'Permission denied' "$r"; echo $?)"
   }
-  run_exercism steal-compile cache-structure
+  run_exercism steal-compile "$probe"
   r="$cache/out/exercism-steal-compile/results.json"
-  [ -s "$r" ] && check "including a fixture fails the compile: No such file" "$([ "$(field "$r" "d['status']")" = error ] && grep -q '01-empty.json: No such file or directory' "$r"; echo $?)"
+  [ -s "$r" ] && check "including a fixture fails the compile: No such file" "$([ "$(field "$r" "d['status']")" = error ] && grep -q "${probe_files[0]}: No such file or directory" "$r"; echo $?)"
   # As under Docker's default profile: no namespaces at all, so the compile too runs as
   # the runner's uid.
-  run_exercism reference+docker cache-structure "${docker_opts[@]}"
+  run_exercism reference+docker "$probe" "${docker_opts[@]}"
   r="$cache/out/exercism-reference+docker/results.json"
   [ -s "$r" ] && {
     check "Docker's profile: the reference passes in the uid mode" "$([ "$(field "$r" "d['status'] + ' ' + d['sandbox']['mode']")" = "pass uid" ] && echo 0 || echo 1)"
     check "... and the compile ran as the runner's uid" "$(field "$r" "d['sandbox'].get('compile','')" | grep -q "compile sandbox: uid" && echo 0 || echo 1)"
   }
-  run_exercism steal-run+docker cache-structure "${docker_opts[@]}"
+  run_exercism steal-run+docker "$probe" "${docker_opts[@]}"
   r="$cache/out/exercism-steal-run+docker/results.json"
   [ -s "$r" ] && check "Docker's profile: reading the fixtures passes nothing, reads nothing" "$([ "$(field "$r" "sum(t['status']=='pass' for t in d['tests'])")" = 0 ] && ! grep -q STOLEN "$r" && grep -q 'Permission denied' "$r"; echo $?)"
-  run_exercism steal-compile+docker cache-structure "${docker_opts[@]}"
+  run_exercism steal-compile+docker "$probe" "${docker_opts[@]}"
   r="$cache/out/exercism-steal-compile+docker/results.json"
-  [ -s "$r" ] && check "Docker's profile: including a fixture fails the compile: Permission denied" "$([ "$(field "$r" "d['status']")" = error ] && grep -q '01-empty.json: Permission denied' "$r"; echo $?)"
+  [ -s "$r" ] && check "Docker's profile: including a fixture fails the compile: Permission denied" "$([ "$(field "$r" "d['status']")" = error ] && grep -q "${probe_files[0]}: Permission denied" "$r"; echo $?)"
   # The full isolation, and strict, under podman.
-  run_exercism reference+unmask cache-structure --security-opt 'unmask=/proc/*'
+  run_exercism reference+unmask "$probe" --security-opt 'unmask=/proc/*'
   r="$cache/out/exercism-reference+unmask/results.json"
   [ -s "$r" ] && check "--security-opt unmask=/proc/*: the namespaces" "$([ "$(field "$r" "d['sandbox']['mode']")" = namespaces ] && echo 0 || echo 1)"
-  run_exercism steal-run+strict cache-structure -e KVCOURSE_SANDBOX=strict
+  run_exercism steal-run+strict "$probe" -e KVCOURSE_SANDBOX=strict
   r="$cache/out/exercism-steal-run+strict/results.json"
   [ -s "$r" ] && check "KVCOURSE_SANDBOX=strict grades in the uid mode" "$([ "$(field "$r" "d['sandbox']['mode']")" = uid ] && echo 0 || echo 1)"
 }
@@ -282,13 +293,13 @@ EOF
   [ -s "$r" ] && check "reading the fixtures at run time scores 0 and reads nothing" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && ! grep -q STOLEN "$r" && grep -q 'Permission denied' "$r"; echo $?)"
   run_gradescope steal-compile-gs
   r="$cache/out/gradescope-steal-compile-gs/results.json"
-  [ -s "$r" ] && check "including a fixture scores 0: No such file" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && grep -q '01-empty.json: No such file or directory' "$r"; echo $?)"
+  [ -s "$r" ] && check "including a fixture scores 0: No such file" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && grep -q "${probe_files[0]}: No such file or directory" "$r"; echo $?)"
   run_gradescope steal-run+docker "${docker_opts[@]}"
   r="$cache/out/gradescope-steal-run+docker/results.json"
   [ -s "$r" ] && check "Docker's profile: reading the fixtures scores 0, reads nothing" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && ! grep -q STOLEN "$r" && grep -q 'Permission denied' "$r"; echo $?)"
   run_gradescope steal-compile-gs+docker "${docker_opts[@]}"
   r="$cache/out/gradescope-steal-compile-gs+docker/results.json"
-  [ -s "$r" ] && check "Docker's profile: including a fixture scores 0: Permission denied" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && grep -q '01-empty.json: Permission denied' "$r"; echo $?)"
+  [ -s "$r" ] && check "Docker's profile: including a fixture scores 0: Permission denied" "$([ "$(field "$r" "round(d['score'])")" = 0 ] && grep -q "${probe_files[0]}: Permission denied" "$r"; echo $?)"
 }
 
 case "$which_ones" in
