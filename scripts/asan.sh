@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tests=(tensor_test fixture_io_test protocol_test compare_test crash_test stages_test inputs_test report_test
-  diagnose_test formats_test progress_test view_test watch_test cli_test loop_cli_test hostile_test
+  diagnose_test catalogue_file_test formats_test progress_test view_test watch_test cli_test loop_cli_test hostile_test
   sandbox_test results_document_test decode_course_test)
 
 bash scripts/deps.sh
