@@ -1,16 +1,18 @@
 // One spec per adapter: the form of the input each adapter takes and of the output it
-// answers, checked field by field, and shared by both sides of the process boundary. The stage that introduces an adapter
-// states its form in its own folder (stages/<folder>/grader/spec.cpp, written with
-// wire/spec_checks.hpp), beside the adapter's binding (grader/bindings.cpp) and its
-// localizer (grader/localize.cpp); CMake gathers the stages' specs from the manifest
-// (stage_specs, kvcourse_stage_table). The runner checks every request's input by its spec
-// before the binding decodes it (runner/bindings.cpp: a bad one is answered "bad_request"
-// naming the field), and the grader checks every fixture by it before any runner sees it
+// answers, checked field by field, and shared by both sides of the process boundary. The
+// stage that introduces an adapter states its forms in its own folder
+// (stages/<folder>/grader/spec.cpp, written with wire/spec_checks.hpp), beside the
+// adapter's binding (grader/bindings.cpp) and its rules (grader/rules.cpp); CMake gathers
+// the stages' specs from the manifest (stage_specs, kvcourse_stage_table).
+//
+// The input form: the runner checks every request's input by it before the binding
+// decodes it (runner/bindings.cpp: a bad one is answered "bad_request" naming the field),
+// and the grader checks every fixture by it before any runner sees it
 // (judge/stage_fixtures.hpp: a bad one is an error of the course, exit 2, "the course is
-// broken: <file>: <problem>"). The output form is what a binding answers and a fixture
-// expects: the fixture generator checks the reference's answer by it before writing a
-// fixture, the grader checks every fixture's expected output by it, and a runner's answer
-// whose form is not its adapter's is said so by name before anything is compared
+// broken: <file>: <problem>"). The output form: what a binding answers and a fixture
+// expects. The fixture generator checks the reference's answer by it before writing a
+// fixture, the grader checks every fixture's expected output by it, and a failed answer
+// whose form is not its adapter's is said so by field, and not read further
 // (judge/answer.cpp). Each stage's setup is checked here too: one the runners can prepare.
 //
 // A binding without a spec serves nothing (the runner answers "bad_request"); a test
