@@ -8,12 +8,11 @@
 // same bits.
 #include "judge/catalogue.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "judge/diagnose.hpp"
 #include "judge/stages.hpp"
+#include "wire/fixture.hpp"
 
 namespace course {
 
@@ -33,13 +32,16 @@ std::vector<KnownMistake> read_catalogues() {
   std::vector<KnownMistake> all;
   for (const Stage& stage : stage_table()) {
     const std::filesystem::path file = course_root() / "stages" / stage.folder / kCatalogueFile;
-    if (!std::filesystem::exists(file)) continue;  // a stage with no known mistakes
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) throw CourseError("the course is broken: " + file.string() + ": cannot be read");
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) continue;  // a stage with no known mistakes
+    std::string text;
     try {
-      for (CatalogueEntry& e : parse_catalogue(text.str(), stage.slug, file.string()))
+      text = read_regular_file(file, kMaxCatalogueBytes);
+    } catch (const FixtureError& e) {
+      throw CourseError(std::string("the course is broken: ") + e.what());
+    }
+    try {
+      for (CatalogueEntry& e : parse_catalogue(text, stage.slug, file.string()))
         all.push_back({std::move(e.id), std::move(e.title), std::move(e.explanation),
                        "stages/" + stage.folder + "/lesson.md#" + e.anchor, e.hint});
     } catch (const CourseError& e) {

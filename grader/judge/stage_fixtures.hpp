@@ -17,7 +17,7 @@ namespace course {
 // Throws FixtureError "<file>: adapter "x" is not one the runners serve (...)" or
 // "<file>: input.plan[2].k: must hold 768 floats, not 5 (adapter run_cache_plan)".
 void check_case_input(const Fixture& fixture);
-// Throws FixtureError "<file>: the expected output.logits: missing (adapter run_decode)"
+// Throws FixtureError "<file>: the expected output: has no "logits" (adapter run_decode)"
 // when the fixture's expected output is not of the form its adapter answers.
 void check_case_output(const Fixture& fixture);
 

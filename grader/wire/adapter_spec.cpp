@@ -105,26 +105,20 @@ void check_new_tokens(const json& input, int64_t positions) {
                      " new tokens do not fit in the model's " + std::to_string(kInputContext) + " positions");
 }
 
-const json& member(const json& object, const std::string& where, const char* name) {
-  if (!object.is_object()) bad(where, "must be an object, not " + json_excerpt(object, 40));
-  if (!object.contains(name)) bad(at(where, name), "missing");
-  return object[name];
-}
-
 void tensor_member(const json& object, const std::string& where, const char* name) {
-  const json& v = member(object, where, name);
+  const json& v = field(object, where, name);
   const bool tensor = v.is_object() && v.contains("shape") && v.contains("dtype");
   const bool digest = v.is_object() && v.contains("digest") && v.contains("rows");
   if (!tensor && !digest) bad(at(where, name), "must be a tensor, not " + json_excerpt(v, 40));
 }
 
 void int_member(const json& object, const std::string& where, const char* name) {
-  const json& v = member(object, where, name);
+  const json& v = field(object, where, name);
   if (!v.is_number_integer()) bad(at(where, name), "must be a whole number, not " + json_excerpt(v, 40));
 }
 
 void string_member(const json& object, const std::string& where, const char* name) {
-  const json& v = member(object, where, name);
+  const json& v = field(object, where, name);
   if (!v.is_string()) bad(at(where, name), "must be a string, not " + json_excerpt(v, 40));
 }
 
@@ -133,7 +127,7 @@ namespace {
 // A list member whose every element satisfies `ok`, said as `what` ("whole numbers").
 template <typename Ok>
 void uniform_list(const json& object, const std::string& where, const char* name, const char* what, Ok ok) {
-  const json& v = member(object, where, name);
+  const json& v = field(object, where, name);
   if (!v.is_array()) bad(at(where, name), std::string("must be a list of ") + what + ", not " + json_excerpt(v, 40));
   for (size_t i = 0; i < v.size(); ++i)
     if (!ok(v[i])) bad(at(at(where, name), i), std::string("must be one of ") + what + ", not " + json_excerpt(v[i], 40));
@@ -161,17 +155,17 @@ void shape_rows(const json& value, const std::string& where) {
 }
 
 void shape_rows_member(const json& object, const std::string& where, const char* name) {
-  shape_rows(member(object, where, name), at(where, name));
+  shape_rows(field(object, where, name), at(where, name));
 }
 
 void list_member(const json& object, const std::string& where, const char* name, FormCheck each) {
-  const json& v = member(object, where, name);
+  const json& v = field(object, where, name);
   if (!v.is_array()) bad(at(where, name), "must be a list, not " + json_excerpt(v, 40));
   for (size_t i = 0; i < v.size(); ++i) each(v[i], at(at(where, name), i));
 }
 
 void object_member(const json& object, const std::string& where, const char* name, FormCheck check) {
-  check(member(object, where, name), at(where, name));
+  check(field(object, where, name), at(where, name));
 }
 
 void cache_members(const json& object, const std::string& where) {

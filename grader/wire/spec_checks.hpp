@@ -2,7 +2,7 @@
 // introduces an adapter states its input and output forms in its own folder
 // (stages/<folder>/grader/spec.cpp) with these checks; a check that fails throws BadField,
 // which check_adapter_input turns into "input.plan[2].k: must hold 768 floats, not 5
-// (adapter run_cache_plan)", and check_adapter_output into "output.logits: missing".
+// (adapter run_cache_plan)", and check_adapter_output into "output: has no \"logits\"".
 #pragma once
 
 #include <cstdint>
@@ -52,10 +52,9 @@ int64_t check_probe_cache(const json& input);
 // within the model's context.
 void check_new_tokens(const json& input, int64_t positions);
 
-// ---- Outputs. A member of an output object, by kind. A tensor is one in full or a digest
+// ---- Outputs. A member of an output object (field, above), by kind. A tensor is one in full or a digest
 // of it (wire/digest.hpp: a fixture keeps the large ones so); its contents are checked
 // where it is read (wire/fixture.cpp, judge/compare.cpp), not here.
-const json& member(const json& object, const std::string& where, const char* name);
 void tensor_member(const json& object, const std::string& where, const char* name);
 void int_member(const json& object, const std::string& where, const char* name);
 void string_member(const json& object, const std::string& where, const char* name);

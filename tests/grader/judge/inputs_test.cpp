@@ -227,7 +227,7 @@ TEST(outputs, the_reference_answers_of_every_committed_case_have_their_adapters_
 TEST(outputs, a_fixture_whose_expected_output_lacks_a_field_is_named) {
   const json rows = json::array({json::array({12, 1, 64})});
   EXPECT_EQ(output_error("run_model_cache_clone", {{"original", rows}}),
-            "fixtures/x/01-case.json: the expected output.clone: missing (adapter run_model_cache_clone)");
+            "fixtures/x/01-case.json: the expected output: has no \"clone\" (adapter run_model_cache_clone)");
   EXPECT_EQ(output_error("run_model_cache_clone", {{"original", rows}, {"clone", json::array({json::array({12, 1})})}}),
             "fixtures/x/01-case.json: the expected output.clone[0]: must be a shape row [n_heads, length, "
             "head_dim], not [12, 1] (adapter run_model_cache_clone)");
