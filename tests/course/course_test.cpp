@@ -201,8 +201,10 @@ TEST(course, the_catalogues_are_exactly_what_the_mistake_files_say) {
     const fs::path made = out / stage.folder / course::kCatalogueFile,
                    kept = source_dir() / "stages" / stage.folder / course::kCatalogueFile;
     ASSERT_EQ(fs::exists(made), fs::exists(kept)) << kept << ": run `cmake --build build --target fixtures`";
-    if (fs::exists(made))
-      EXPECT_EQ(testing_support::read_file(made), testing_support::read_file(kept)) << kept << ": run `cmake --build build --target fixtures`";
+    if (fs::exists(made)) {
+      EXPECT_EQ(testing_support::read_file(made), testing_support::read_file(kept))
+          << kept << ": run `cmake --build build --target fixtures`";
+    }
   }
 }
 
