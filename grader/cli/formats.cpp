@@ -107,9 +107,14 @@ json gradescope_results(const std::vector<StageResult>& results, double executio
   double score = 0;
   for (const StageResult& r : results) {
     const double each = r.cases.empty() ? 0 : r.stage->points / double(r.cases.size());
+    // The stage's share as one division of its points, so that a stage whose every case
+    // passes adds exactly its points (adding `each` n times gives 9.999999999999998 for 10
+    // points over 11 cases, and a full score of 199.99999999999994).
+    int passed = 0;
+    for (const CaseResult& c : r.cases) passed += c.status == CaseStatus::passed;
+    if (!r.cases.empty()) score += r.stage->points * passed / double(r.cases.size());
     for (const CaseResult& c : r.cases) {
       const bool ok = c.status == CaseStatus::passed;
-      score += ok ? each : 0;
       std::string output = ok ? "checks: " + c.checks + "\n" : failure_text(c);
       output += output_text(c);
       tests.push_back({{"name", test_name(r, c)},

@@ -72,6 +72,16 @@ TEST(formats, gradescope_shares_the_stage_points_among_its_cases) {
 
 // Gradescope's default "simple_format" reads text as HTML: `std::vector<float>` loses
 // its `<float>`. Every text field says it is plain text.
+// A stage whose every case passes adds exactly its points, whatever its number of cases
+// (10 points over 11 cases: adding 10/11 eleven times gives 9.999999999999998).
+TEST(formats, gradescope_full_marks_are_exact) {
+  StageResult r;
+  r.stage = find_stage("cache-structure");
+  for (int i = 0; i < 11; ++i) r.cases.push_back(make_case("case-" + std::to_string(i), CaseStatus::passed));
+  const json j = gradescope_results({r}, 0);
+  EXPECT_EQ(j["score"].get<double>(), r.stage->points);
+}
+
 TEST(formats, gradescope_text_is_declared_plain_text) {
   for (const json& j : {gradescope_results(mixed_results(), 0), gradescope_error("x", 0),
                         gradescope_compile_error("x", 0)}) {
