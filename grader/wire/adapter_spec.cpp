@@ -112,35 +112,33 @@ void tensor_member(const json& object, const std::string& where, const char* nam
   if (!tensor && !digest) bad(at(where, name), "must be a tensor, not " + json_excerpt(v, 40));
 }
 
-void int_member(const json& object, const std::string& where, const char* name) {
-  const json& v = field(object, where, name);
-  if (!v.is_number_integer()) bad(at(where, name), "must be a whole number, not " + json_excerpt(v, 40));
-}
-
-void string_member(const json& object, const std::string& where, const char* name) {
-  const json& v = field(object, where, name);
-  if (!v.is_string()) bad(at(where, name), "must be a string, not " + json_excerpt(v, 40));
-}
-
 namespace {
 
-// A list member whose every element satisfies `ok`, said as `what` ("whole numbers").
-template <typename Ok>
-void uniform_list(const json& object, const std::string& where, const char* name, const char* what, Ok ok) {
-  const json& v = field(object, where, name);
-  if (!v.is_array()) bad(at(where, name), std::string("must be a list of ") + what + ", not " + json_excerpt(v, 40));
-  for (size_t i = 0; i < v.size(); ++i)
-    if (!ok(v[i])) bad(at(at(where, name), i), std::string("must be one of ") + what + ", not " + json_excerpt(v[i], 40));
+// The element checks of int_member and string_member, and of their lists.
+void whole_number(const json& v, const std::string& where) {
+  if (!v.is_number_integer()) bad(where, "must be a whole number, not " + json_excerpt(v, 40));
+}
+
+void string_value(const json& v, const std::string& where) {
+  if (!v.is_string()) bad(where, "must be a string, not " + json_excerpt(v, 40));
 }
 
 }  // namespace
 
+void int_member(const json& object, const std::string& where, const char* name) {
+  object_member(object, where, name, whole_number);
+}
+
+void string_member(const json& object, const std::string& where, const char* name) {
+  object_member(object, where, name, string_value);
+}
+
 void int_list_member(const json& object, const std::string& where, const char* name) {
-  uniform_list(object, where, name, "whole numbers", [](const json& x) { return x.is_number_integer(); });
+  list_member(object, where, name, whole_number);
 }
 
 void string_list_member(const json& object, const std::string& where, const char* name) {
-  uniform_list(object, where, name, "strings", [](const json& x) { return x.is_string(); });
+  list_member(object, where, name, string_value);
 }
 
 void shape_rows(const json& value, const std::string& where) {

@@ -68,7 +68,7 @@ void shape_rows(const json& value, const std::string& where);
 void shape_rows_member(const json& object, const std::string& where, const char* name);
 // A list (possibly empty) whose every element is checked by `each` at its place.
 void list_member(const json& object, const std::string& where, const char* name, FormCheck each);
-// An object member checked by `check` at its place.
+// A member checked by `check` at its place.
 void object_member(const json& object, const std::string& where, const char* name, FormCheck check);
 
 // The GPT-2 outputs' shared members: a model cache read back ("cache_shapes", "keys",
