@@ -30,6 +30,7 @@ function(kvcourse_variant edits prefix)
   # fails as theirs would; that also lets it reuse the learner runner's precompiled
   # standard headers, most of compiling one such file.
   target_compile_definitions(runner-${prefix}-${name} PRIVATE _GLIBCXX_ASSERTIONS)
+  target_compile_options(runner-${prefix}-${name} PRIVATE ${KVCOURSE_LEARNER_OPTIONS})
   target_precompile_headers(runner-${prefix}-${name} REUSE_FROM runner-learner)
   set_property(GLOBAL APPEND PROPERTY KVCOURSE_VARIANT_RUNNERS runner-${prefix}-${name})
 endfunction()
