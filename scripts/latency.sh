@@ -5,27 +5,38 @@
 # stage (`grader --stage S`, grader and runner: user + system) and of one save's round
 # (the rebuild and the grading, read from the watching grader's /proc/PID/stat).
 #
-#   scripts/latency.sh [--build-dir DIR] [--edits N] [--impl reference|learner] [--jobs N]
-#                      [STAGE...]
+#   scripts/latency.sh [--build-dir DIR] [--edits N] [--impl solved|reference|learner]
+#                      [--jobs N] [STAGE...]
 #
-# STAGE defaults to all ten stages. --impl reference (the default) edits and grades the
-# reference solution (reference/*.cpp, runner-reference), so that every stage passes and
-# its whole grading is measured; --impl learner edits src/ and grades your runner (the
-# skeleton fails fast: "not implemented yet"). The build folder (default build/) must hold
-# a built grader; the rebuild is the real one, `cmake --build DIR --target runner-IMPL`.
-# --jobs N is passed to every grader (runners at once per stage; default: the grader's).
+# STAGE defaults to every stage of stages/manifest.json. --impl picks what is edited and
+# graded:
+#   solved     (the default) the learner's loop of a learner who has finished: the
+#              reference's files are put in src/ and adapters/ for the run, and the
+#              learner's runner (runner-learner) is rebuilt and graded as `grader --watch`
+#              does for a learner: compiled in the compile sandbox, with the learner's
+#              flags and precompiled header. Every stage passes, so its whole grading is
+#              measured. The files there before are put back afterwards.
+#   reference  edits reference/*.cpp and grades runner-reference (built as the course's
+#              own code, not as a learner's).
+#   learner    edits src/ as it is and grades your runner (the skeleton fails fast: "not
+#              implemented yet").
+# The build folder (default build/) must hold a built grader; the rebuild is the real one,
+# `cmake --build DIR --target runner-IMPL`. --jobs N is passed to every grader (runners at
+# once per stage; default: the grader's).
 #
-# Each edit appends a comment line to the stage's file (e.g. reference/decode.cpp), a real
-# content change that the runner must be rebuilt for. The file is copied first and put
-# back afterwards, however the script ends (except kill -9); the script then checks that
-# it is byte for byte the original. Progress goes to a temporary file, so the learner's
-# own is untouched. Exit status 0 whether or not the goal is met (a measurement).
+# Each edit appends a comment line to the stage's file (e.g. src/decode.cpp), a real
+# content change that the runner must be rebuilt for; each line carries this run's own
+# number, so that no compiler cache can already hold the edited file. Every file the
+# script changes is copied first and put back afterwards, however the script ends (except
+# kill -9); the script then checks that it is byte for byte the original. Progress goes to
+# a temporary file, so the learner's own is untouched. Exit status 0 whether or not the
+# goal is met (a measurement).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir="$root/build"
 edits=7
-impl=reference
+impl=solved
 jobs=()
 stages=()
 while [[ $# -gt 0 ]]; do
@@ -41,7 +52,12 @@ done
 grader="$build_dir/bin/grader"
 [[ -x "$grader" ]] || { echo "latency: $grader is missing: build first (cmake --build $build_dir)" >&2; exit 2; }
 
-[[ "$impl" == reference || "$impl" == learner ]] || { echo "latency: --impl reference or learner" >&2; exit 2; }
+[[ "$impl" == solved || "$impl" == reference || "$impl" == learner ]] ||
+  { echo "latency: --impl solved, reference or learner" >&2; exit 2; }
+runner_impl=$impl
+[[ "$impl" == solved ]] && runner_impl=learner
+# This run's number, in every probe line: a compiler cache has never seen these edits.
+nonce="$$.$RANDOM$RANDOM"
 if [[ ${#stages[@]} -eq 0 ]]; then
   # Every stage of stages/manifest.json, in course order.
   mapfile -t stages < <(cmake -DMANIFEST="$root/stages/manifest.json" -DWHAT=stages -P "$root/autograders/manifest.cmake" |
@@ -49,6 +65,7 @@ if [[ ${#stages[@]} -eq 0 ]]; then
 fi
 
 work=$(mktemp -d)
+solved=()      # --impl solved: the learner files replaced by the reference's for the run
 file=""        # the learner file being edited
 probes=0       # probe lines appended to it so far
 grader_pid=""
@@ -62,20 +79,39 @@ restore() {
   if [[ -n "$file" ]]; then
     # Expected now: the original plus our probe lines. If someone else saved the file
     # meanwhile, only our probe lines are taken out and their change is kept.
-    { cat "$work/backup"; for ((k = 1; k <= probes; k++)); do printf '// latency probe %d\n' "$k"; done; } >"$work/expected"
+    { cat "$work/backup"; for ((k = 1; k <= probes; k++)); do printf '// latency probe %d %s\n' "$k" "$nonce"; done; } >"$work/expected"
     if cmp -s "$work/expected" "$file"; then
       cat "$work/backup" >"$file"  # same inode, new mtime: the next build recompiles it
       cmp -s "$work/backup" "$file" || { echo "latency: could not restore $file (original: $work/backup)" >&2; exit 3; }
     else
-      grep -Ev '^// latency probe [0-9]+$' "$file" >"$work/stripped" || true
+      grep -Ev "^// latency probe [0-9]+ $nonce\$" "$file" >"$work/stripped" || true
       cat "$work/stripped" >"$file"
       echo "latency: $file changed during the run; removed only the probe lines" >&2
     fi
     file=""
   fi
 }
+# --impl solved: puts the learner's own files back. A file that is no longer the
+# reference's was saved by someone else during the run: it is kept, and the learner's
+# original is left beside it.
+restore_solved() {
+  local i learner
+  for i in "${!solved[@]}"; do
+    learner=${solved[$i]}
+    if cmp -s "$root/reference/${learner##*/}" "$root/$learner"; then
+      cat "$work/solved.$i" >"$root/$learner"
+      cmp -s "$work/solved.$i" "$root/$learner" ||
+        { echo "latency: could not restore $learner (original: $work/solved.$i)" >&2; exit 3; }
+    else
+      cp "$work/solved.$i" "$root/$learner.latency-original"
+      echo "latency: $learner changed during the run; kept, the original is $learner.latency-original" >&2
+    fi
+  done
+  solved=()
+}
 cleanup() {
   restore
+  restore_solved
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -97,9 +133,9 @@ cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.3f\n", 
 # CPU seconds of one grading of stage $1: grader and runner (the runner is waited for).
 grade_cpu() {
   # The file was just put back: the first run rebuilds the runner, the second is timed.
-  KVCOURSE_PROGRESS="$work/progress.json" "$grader" --impl "$impl" --stage "$1" --rebuild "${jobs[@]}" >/dev/null 2>&1 || true
+  KVCOURSE_PROGRESS="$work/progress.json" "$grader" --impl "$runner_impl" --stage "$1" --rebuild "${jobs[@]}" >/dev/null 2>&1 || true
   KVCOURSE_PROGRESS="$work/progress.json" /usr/bin/time -f '%U %S' -o "$work/time" \
-    "$grader" --impl "$impl" --stage "$1" --no-times "${jobs[@]}" >/dev/null 2>&1 || true
+    "$grader" --impl "$runner_impl" --stage "$1" --no-times "${jobs[@]}" >/dev/null 2>&1 || true
   awk '{ printf "%.2f\n", $1 + $2 }' "$work/time"
 }
 
@@ -119,6 +155,19 @@ wait_verdict() {
 ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 + 0.5 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+if [[ "$impl" == solved ]]; then
+  # The learner's files (src/*.cpp and adapters/adapters.cpp), each replaced by the
+  # reference's file of the same name for the run.
+  for learner in "$root"/src/*.cpp "$root"/adapters/adapters.cpp; do
+    learner=${learner#"$root"/}
+    name=${learner##*/}
+    [[ -f "$root/reference/$name" ]] || { echo "latency: --impl solved needs reference/$name" >&2; exit 2; }
+    cp "$root/$learner" "$work/solved.${#solved[@]}"
+    solved+=("$learner")
+    cat "$root/reference/$name" >"$root/$learner"
+  done
+fi
+
 echo "Save -> verdict in watch mode, --impl $impl ${jobs[*]} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build dir $build_dir)"
 medians=()
 grade_cpus=()
@@ -131,7 +180,7 @@ for stage in "${stages[@]}"; do
   probes=0
   mkfifo "$work/out"
   KVCOURSE_PROGRESS="$work/progress.json" NO_COLOR=1 \
-    "$grader" --impl "$impl" --stage "$stage" --watch "${jobs[@]}" </dev/null >"$work/out" 2>&1 &
+    "$grader" --impl "$runner_impl" --stage "$stage" --watch "${jobs[@]}" </dev/null >"$work/out" 2>&1 &
   grader_pid=$!
   exec 3<"$work/out"
   last_timing=""
@@ -144,7 +193,7 @@ for stage in "${stages[@]}"; do
     sleep 0.5
     c0=$(cpu_of "$grader_pid")
     t0=$EPOCHREALTIME
-    printf '// latency probe %d\n' "$i" >>"$file"
+    printf '// latency probe %d %s\n' "$i" "$nonce" >>"$file"
     probes=$i
     wait_verdict 120 || { echo "latency: no verdict after edit $i of $stage" >&2; exit 1; }
     t1=$EPOCHREALTIME
