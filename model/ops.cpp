@@ -1,4 +1,5 @@
-// exp, tanh, attention_scale and the attention helpers (see ops.hpp and DETERMINISM.md).
+// exp, tanh, attention_scale, the attention helpers and half precision (see ops.hpp and
+// DETERMINISM.md).
 //
 // exp and tanh work in double internally: every double operation below is a plain IEEE
 // operation (no libm, no contraction), so the result is the same on every x86-64 or
@@ -120,6 +121,57 @@ void softmax(float* x, int n) {
 void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out) {
   // Outputs side by side in vectors; each output's sum still runs over j in order.
   kernels::weighted_sum(p, rows, n, stride, dim, out);
+}
+
+// Half precision: 1 sign bit, 5 exponent bits (bias 15), 10 fraction bits.
+uint16_t half_from_float(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+  const uint32_t a = b & 0x7fffffffu;
+  if (a > 0x7f800000u)  // NaN: quiet, the payload's top bits
+    return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u)  // +-inf, and every finite |x| >= 65520 (halfway past 65504)
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (a >= 0x38800000u) {
+    // A normal half (|x| >= 2^-14): the exponent rebiased from 127 to 15 by subtracting
+    // 112 << 23, then the 23 fraction bits rounded to 10: add just under half of the last
+    // kept bit, plus that bit itself (a tie then carries only from an odd result). A carry
+    // out of the fraction steps the exponent up, which is the right result.
+    const uint32_t r = a - 0x38000000u;
+    return static_cast<uint16_t>(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+  }
+  if (a <= 0x33000000u) return sign;  // |x| <= 2^-25: 0 (2^-25 is a tie, to the even 0)
+  // A subnormal half: |x| / 2^-24 rounded to an integer, ties to even. |x| is the 24-bit
+  // significand m times 2^(e - 150), so the integer is m shifted right by 126 - e (14..24).
+  const uint32_t e = a >> 23;
+  const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126u - e;
+  const uint32_t kept = m >> shift;
+  const uint32_t rest = m & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  const uint32_t up = rest > half || (rest == half && (kept & 1u)) ? 1u : 0u;
+  return static_cast<uint16_t>(sign | (kept + up));  // kept + up may be 0x400: 2^-14, normal
+}
+
+float float_from_half(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu;
+  const uint32_t f = h & 0x3ffu;
+  uint32_t b;
+  if (e == 0x1fu) {
+    b = sign | 0x7f800000u | (f << 13) | (f ? 0x400000u : 0u);  // inf; NaN made quiet
+  } else if (e != 0) {
+    b = sign | ((e + 112u) << 23) | (f << 13);
+  } else {
+    // Zero or subnormal: f * 2^-24, both factors exact in float and so is their product.
+    const float v = static_cast<float>(f) * 0x1p-24f;
+    std::memcpy(&b, &v, sizeof b);
+    b |= sign;
+  }
+  float out;
+  std::memcpy(&out, &b, sizeof out);
+  return out;
 }
 
 }  // namespace gpt2

@@ -15,6 +15,8 @@
 // product; it is not folded into q or k.
 #pragma once
 
+#include <cstdint>
+
 namespace gpt2 {
 
 // e^x for float, own algorithm (no libm): Cody-Waite reduction x = n*ln2 + r in double,
@@ -48,5 +50,18 @@ void softmax(float* x, int n);
 // out[d] = sum over j = 0..n-1 in order of p[j] * rows[j * stride + d], for d < dim,
 // each sum starting from 0.
 void weighted_sum(const float* p, const float* rows, int n, int stride, int dim, float* out);
+
+// IEEE 754 half precision (binary16), for caches that store their numbers in 16 bits
+// (a quantized block's scale). Integer operations only (no libm, no conversion
+// instruction), so the bits are the same on every CPU and the same as x86's F16C
+// (vcvtps2ph with round-to-nearest-even, vcvtph2ps), which tests/model/ops_test.cpp checks
+// on every one of the 2^32 floats where the CPU has it:
+// half_from_float: the half nearest to x, a tie to the one whose last bit is 0; from 65520
+//   up in magnitude, +-inf; below 2^-14, a subnormal half (a multiple of 2^-24) or +-0;
+//   a NaN stays a NaN, made quiet, the top 9 bits of its payload kept.
+// float_from_half: the float equal to h (every half is exactly a float); a NaN keeps its
+//   payload and is made quiet.
+uint16_t half_from_float(float x);
+float float_from_half(uint16_t h);
 
 }  // namespace gpt2

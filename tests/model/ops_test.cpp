@@ -2,7 +2,9 @@
 #include "ops.hpp"
 
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -200,3 +202,94 @@ TEST(ops, weighted_sum_is_the_documented_loop) {
 }
 
 }  // namespace
+
+// ---- half precision ------------------------------------------------------------------
+
+namespace {
+
+float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// The CPU's own conversions (F16C), round to nearest even: the oracle, where there is one.
+__attribute__((target("f16c"))) void hardware_halves(const float* x, uint16_t* h) {
+  const __m128i packed = _mm256_cvtps_ph(_mm256_loadu_ps(x), _MM_FROUND_TO_NEAREST_INT);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), packed);
+}
+__attribute__((target("f16c"))) float hardware_float(uint16_t h) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+
+}  // namespace
+
+TEST(ops, half_from_float_named_values) {
+  EXPECT_EQ(gpt2::half_from_float(0.0f), 0x0000);
+  EXPECT_EQ(gpt2::half_from_float(-0.0f), 0x8000);
+  EXPECT_EQ(gpt2::half_from_float(1.0f), 0x3c00);
+  EXPECT_EQ(gpt2::half_from_float(-2.0f), 0xc000);
+  EXPECT_EQ(gpt2::half_from_float(0.1f), 0x2e66);
+  EXPECT_EQ(gpt2::half_from_float(65504.0f), 0x7bff);                 // the largest half
+  EXPECT_EQ(gpt2::half_from_float(65519.996f), 0x7bff);               // below halfway
+  EXPECT_EQ(gpt2::half_from_float(65520.0f), 0x7c00);                 // halfway: to inf
+  EXPECT_EQ(gpt2::half_from_float(-1e9f), 0xfc00);
+  EXPECT_EQ(gpt2::half_from_float(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(gpt2::half_from_float(0x1p-14f), 0x0400);                 // the smallest normal
+  EXPECT_EQ(gpt2::half_from_float(0x1p-24f), 0x0001);                 // the smallest subnormal
+  EXPECT_EQ(gpt2::half_from_float(0x1p-25f), 0x0000);                 // halfway to it: to even 0
+  EXPECT_EQ(gpt2::half_from_float(0x1.000002p-25f), 0x0001);          // just above halfway
+  EXPECT_EQ(gpt2::half_from_float(0x1.8p-24f), 0x0002);               // 1.5: a tie, to even 2
+  EXPECT_EQ(gpt2::half_from_float(0x1.4p-23f), 0x0002);               // 2.5: a tie, to even 2
+  EXPECT_EQ(gpt2::half_from_float(0x1.ffep-15f), 0x0400);             // rounds up into normal
+  EXPECT_EQ(gpt2::half_from_float(1.0f + 0x1p-11f), 0x3c00);          // a tie, to even
+  EXPECT_EQ(gpt2::half_from_float(1.0f + 0x1.8p-10f), 0x3c02);        // a tie, to even (up)
+  EXPECT_EQ(gpt2::half_from_float(float_of(0x7fc00000u)), 0x7e00);    // quiet NaN
+  EXPECT_EQ(gpt2::half_from_float(float_of(0xff800001u)), 0xfe00);    // signalling: made quiet
+  EXPECT_EQ(gpt2::half_from_float(float_of(0x7fa02000u)), 0x7f01);    // payload's top bits
+}
+
+TEST(ops, every_half_round_trips_through_float) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float f = gpt2::float_from_half(static_cast<uint16_t>(h));
+    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+    ASSERT_EQ(std::isnan(f), nan) << std::hex << h;
+    const uint16_t back = gpt2::half_from_float(f);
+    ASSERT_EQ(back, nan ? (h | 0x200) : h) << std::hex << h;  // a NaN comes back quiet
+  }
+  EXPECT_EQ(gpt2::float_from_half(0x3c00), 1.0f);
+  EXPECT_EQ(gpt2::float_from_half(0x0001), 0x1p-24f);
+  EXPECT_EQ(gpt2::float_from_half(0x7bff), 65504.0f);
+  EXPECT_EQ(bits_of(gpt2::float_from_half(0x8000)), 0x80000000u);
+}
+
+// Floats against the CPU's conversion, where the CPU has F16C: every float whose
+// exponent lies where halves round differently (2^-27 <= |x| < 2^17: the subnormal
+// halves' ties and 65520's), every infinity and NaN, and every 61st float elsewhere (all
+// of those are 0, the largest half or inf); then every half back to float.
+TEST(ops, half_conversions_agree_with_f16c) {
+  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "this CPU has no F16C to compare with";
+  uint64_t compared = 0, differ = 0;
+  uint32_t first = 0;
+  alignas(32) float x[8];
+  alignas(16) uint16_t want[8];
+  for (uint32_t top = 0; top < 512; ++top) {  // sign and exponent
+    const uint32_t e = top & 0xffu;
+    const bool every = (e >= 100 && e <= 143) || e == 255;
+    const uint32_t step = every ? 1 : 61;
+    for (uint32_t f = 0; f < (1u << 23); f += 8 * step) {
+      for (uint32_t i = 0; i < 8; ++i)
+        x[i] = float_of(top << 23 | std::min(f + i * step, (1u << 23) - 1));
+      hardware_halves(x, want);
+      for (int i = 0; i < 8; ++i, ++compared) {
+        if (gpt2::half_from_float(x[i]) != want[i] && differ++ == 0) first = bits_of(x[i]);
+      }
+    }
+  }
+  EXPECT_GT(compared, uint64_t{46} * 2 * (1u << 23));
+  EXPECT_EQ(differ, 0u) << "first at float bits 0x" << std::hex << first;
+  for (uint32_t h = 0; h <= 0xffff; ++h)
+    ASSERT_EQ(bits_of(gpt2::float_from_half(static_cast<uint16_t>(h))),
+              bits_of(hardware_float(static_cast<uint16_t>(h))))
+        << std::hex << h;
+}
