@@ -2,8 +2,9 @@
 //
 // matmul has three code paths that give identical bits:
 //   - few rows, panel weights (a decode step on synthetic weights; with AVX2 or AVX-512
-//     one row only, two and three rows take the register tiles): each thread reads its
-//     panels front to back, the running sums of 32 columns in registers;
+//     one row of float panels only, two and three rows and bfloat16 panels take the
+//     register tiles): each thread reads its panels front to back, the running sums of 32
+//     columns in registers;
 //   - few rows, row-major weights (mapped safetensors): stream through w row by row, the
 //     running sums of a chunk of columns in an L1-resident buffer, rows prefetched ahead;
 //   - many rows (prefill, forward): register tiles of 6 rows x (2 or 4 vectors) of
@@ -15,13 +16,17 @@
 //     (-ffp-contract=off holds inside them too).
 // All add the products x[r][k] * w[k][j] to each output's sum for k = 0, 1, 2, ... in
 // order; vectors only ever hold sums of different outputs side by side, so every path
-// and every vector width gives the same bits.
+// and every vector width gives the same bits. Panels may hold bfloat16 values (Matrix):
+// each is widened to its float exactly before its product, so they give the bits of
+// float panels holding the same values.
 #include "kernels.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "gpt2.hpp"
@@ -38,6 +43,20 @@ using numerics::load4;
 using numerics::splat4;
 using numerics::store4;
 using numerics::v4f;
+
+// Four bfloat16 values widened to floats (exact).
+inline v4f load4(const uint16_t* p) {
+  v4f v;
+  lanes::load(v, p);
+  return v;
+}
+
+inline float widen(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 inline void apply(float* y, float s, Epilogue epilogue) {
   switch (epilogue) {
@@ -115,10 +134,21 @@ void stream_rows(const float* x, const Matrix& w, const float* bias, int j0, int
 
 // ---- few rows, panel weights: each panel read front to back, sums in registers -------
 
+// A panel matrix's values as stored: floats, or bfloat16 (uint16_t).
+template <class T>
+inline const T* weights(const Matrix& w) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return w.bf16;
+  } else {
+    return w.data;
+  }
+}
+
 // Columns off .. off + 4*NV - 1 of one panel (starting at column jb), rows 0 .. R-1.
-// bias32: the panel's biases, zero-padded to PANEL, or nullptr.
-template <int R, int NV>
-void panel_block(const float* x, int n_in, const float* panel, int off, const float* bias32,
+// bias32: the panel's biases, zero-padded to PANEL, or nullptr. T: float, or uint16_t for
+// bfloat16 panels.
+template <int R, int NV, class T>
+void panel_block(const float* x, int n_in, const T* panel, int off, const float* bias32,
                  float* y, int n_out, int jb, int valid, Epilogue epilogue) {
   v4f acc[R][NV];
 #pragma GCC unroll 8
@@ -128,7 +158,7 @@ void panel_block(const float* x, int n_in, const float* panel, int off, const fl
     for (int r = 0; r < R; ++r) acc[r][i] = b;
   }
   for (int k = 0; k < n_in; ++k) {
-    const float* wk = panel + static_cast<size_t>(k) * PANEL + off;
+    const T* wk = panel + static_cast<size_t>(k) * PANEL + off;
     v4f wv[NV];
 #pragma GCC unroll 8
     for (int i = 0; i < NV; ++i) wv[i] = load4(wk + 4 * i);
@@ -147,7 +177,7 @@ void panel_block(const float* x, int n_in, const float* panel, int off, const fl
   }
 }
 
-template <int R>
+template <int R, class T>
 void stream_panels(const float* x, const Matrix& w, const float* bias, int p0, int p1, float* y,
                    Epilogue epilogue) {
   // One row: all 32 columns of a panel at once (8 vectors of sums). More rows: two halves
@@ -160,9 +190,9 @@ void stream_panels(const float* x, const Matrix& w, const float* bias, int p0, i
     if (bias) {
       for (int j = 0; j < valid; ++j) bias32[j] = bias[jb + j];
     }
-    const float* panel = w.data + static_cast<size_t>(p) * w.n_in * PANEL;
+    const T* panel = weights<T>(w) + static_cast<size_t>(p) * w.n_in * PANEL;
     for (int off = 0; off < valid; off += 4 * NV) {
-      panel_block<R, NV>(x, w.n_in, panel, off, bias ? bias32 : nullptr, y, w.n_out, jb, valid,
+      panel_block<R, NV, T>(x, w.n_in, panel, off, bias ? bias32 : nullptr, y, w.n_out, jb, valid,
                          epilogue);
     }
   }
@@ -178,9 +208,9 @@ using lanes::width;
 constexpr int TILE_ROWS = 6;
 
 // The columns of one tile: vector i (width<V> columns) has its row k at col[i] + k * ldw.
-template <int NV>
+template <int NV, class T>
 struct Strip {
-  const float* col[NV];
+  const T* col[NV];
   size_t ldw;
 };
 
@@ -210,8 +240,8 @@ struct Sums {
 // Outputs of RT rows x (NV * width<V>) columns: each lane of acc[r][i] is one output's sum
 //   s = bias[j]; for k = 0 .. n_in-1: s = s + x[r][k] * w[k][j]
 // here the part k0 .. k1-1 of it. x: [RT, n_in]; w's column j is the tile's first.
-template <class V, int RT, int NV>
-GPT2_LANES_INLINE void tile(const float* x, int n_in, int k0, int k1, const Strip<NV>& w,
+template <class V, int RT, int NV, class T>
+GPT2_LANES_INLINE void tile(const float* x, int n_in, int k0, int k1, const Strip<NV, T>& w,
                             const Sums& sums, Epilogue epilogue) {
   constexpr int L = width<V>;
   V acc[RT][NV];
@@ -245,26 +275,30 @@ GPT2_LANES_INLINE void tile(const float* x, int n_in, int k0, int k1, const Stri
 }
 
 // A tile of `rows` rows (1 .. TILE_ROWS).
-template <class V, int NV, int RT = TILE_ROWS>
+template <class V, int NV, class T, int RT = TILE_ROWS>
 GPT2_LANES_INLINE void tile_rows(int rows, const float* x, int n_in, int k0, int k1,
-                                 const Strip<NV>& w, const Sums& sums, Epilogue epilogue) {
+                                 const Strip<NV, T>& w, const Sums& sums, Epilogue epilogue) {
   if constexpr (RT > 1) {
-    if (rows < RT) return tile_rows<V, NV, RT - 1>(rows, x, n_in, k0, k1, w, sums, epilogue);
+    if (rows < RT) return tile_rows<V, NV, T, RT - 1>(rows, x, n_in, k0, k1, w, sums, epilogue);
   }
-  tile<V, RT, NV>(x, n_in, k0, k1, w, sums, epilogue);
+  tile<V, RT, NV, T>(x, n_in, k0, k1, w, sums, epilogue);
 }
 
 // Columns j .. j + NV*width<V> - 1 of w. Panel weights are read where they are (a vector
 // never crosses a panel); row-major ones are copied into `pack` as [n_in][NV*width<V>].
-template <class V, int NV>
-GPT2_LANES_INLINE Strip<NV> strip_at(const Matrix& w, int j, std::vector<float>& pack) {
+// T: float, or uint16_t for bfloat16 panels (which are always panels).
+template <class V, int NV, class T>
+GPT2_LANES_INLINE Strip<NV, T> strip_at(const Matrix& w, int j, std::vector<float>& pack) {
   constexpr int L = width<V>, SW = NV * L;
-  Strip<NV> s;
+  Strip<NV, T> s;
   if (w.panels) {
-    for (int i = 0; i < NV; ++i) s.col[i] = w.data + panel_index(w.n_in, 0, j + L * i);
+    for (int i = 0; i < NV; ++i) s.col[i] = weights<T>(w) + panel_index(w.n_in, 0, j + L * i);
     s.ldw = PANEL;
     return s;
   }
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return s;  // not reached: bfloat16 weights are panels
+  } else {
   if (pack.size() < static_cast<size_t>(w.n_in) * SW) pack.resize(static_cast<size_t>(w.n_in) * SW);
   for (int k = 0; k < w.n_in; ++k) {
     const float* src = w.data + static_cast<size_t>(k) * w.n_out + j;
@@ -278,6 +312,7 @@ GPT2_LANES_INLINE Strip<NV> strip_at(const Matrix& w, int j, std::vector<float>&
   for (int i = 0; i < NV; ++i) s.col[i] = pack.data() + L * i;
   s.ldw = SW;
   return s;
+  }
 }
 
 // Longest k range one pass of the tiles covers: a strip of 64 columns then takes 256 KiB,
@@ -287,7 +322,7 @@ constexpr int K_BLOCK = 1024;
 // Columns [j0, j1) of y for all n_rows rows: strips of NV vectors (each strip's weights,
 // a k block at a time, stay in cache while every row tile passes over them), then the
 // rest with narrower strips, then one output at a time.
-template <class V, int NV>
+template <class V, int NV, class T>
 GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w, const float* bias,
                                      int j0, int j1, float* y, Epilogue epilogue) {
   constexpr int SW = NV * width<V>;
@@ -301,7 +336,7 @@ GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w
     partial.resize(static_cast<size_t>(n_rows) * SW);
   }
   for (int j = j0; j < js; j += SW) {
-    const Strip<NV> strip = strip_at<V, NV>(w, j, pack);
+    const Strip<NV, T> strip = strip_at<V, NV, T>(w, j, pack);
     for (int k0 = 0; k0 < n_in; k0 += k_block) {
       const int k1 = std::min(n_in, k0 + k_block);
       for (int r0 = 0; r0 < n_rows; r0 += TILE_ROWS) {
@@ -315,13 +350,13 @@ GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w
           sums.to = y + static_cast<size_t>(r0) * n_out + j;
           sums.to_ld = n_out;
         }
-        tile_rows<V, NV>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in, n_in,
+        tile_rows<V, NV, T>(std::min(TILE_ROWS, n_rows - r0), x + static_cast<size_t>(r0) * n_in, n_in,
                          k0, k1, strip, sums, epilogue);
       }
     }
   }
   if constexpr (NV > 1) {
-    tiled_columns<V, NV / 2>(x, n_rows, w, bias, js, j1, y, epilogue);
+    tiled_columns<V, NV / 2, T>(x, n_rows, w, bias, js, j1, y, epilogue);
   } else {
     for (int r = 0; r < n_rows; ++r) {
       const float* xr = x + static_cast<size_t>(r) * n_in;
@@ -335,20 +370,23 @@ GPT2_LANES_INLINE void tiled_columns(const float* x, int n_rows, const Matrix& w
 // One function per vector path, compiled for its instruction set.
 void many_rows_sse2(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
                     float* y, Epilogue epilogue) {
-  tiled_columns<lanes::v4f, 2>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  if (w.bf16) return tiled_columns<lanes::v4f, 2, uint16_t>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  tiled_columns<lanes::v4f, 2, float>(x, n_rows, w, bias, j0, j1, y, epilogue);
 }
 
 #if GPT2_X86
 __attribute__((target("avx2"))) void many_rows_avx2(const float* x, int n_rows, const Matrix& w,
                                                     const float* bias, int j0, int j1, float* y,
                                                     Epilogue epilogue) {
-  tiled_columns<lanes::v8f, 2>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  if (w.bf16) return tiled_columns<lanes::v8f, 2, uint16_t>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  tiled_columns<lanes::v8f, 2, float>(x, n_rows, w, bias, j0, j1, y, epilogue);
 }
 
 __attribute__((target("avx512f"))) void many_rows_avx512(const float* x, int n_rows,
                                                          const Matrix& w, const float* bias, int j0,
                                                          int j1, float* y, Epilogue epilogue) {
-  tiled_columns<lanes::v16f, 4>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  if (w.bf16) return tiled_columns<lanes::v16f, 4, uint16_t>(x, n_rows, w, bias, j0, j1, y, epilogue);
+  tiled_columns<lanes::v16f, 4, float>(x, n_rows, w, bias, j0, j1, y, epilogue);
 }
 #endif
 
@@ -479,20 +517,36 @@ void matmul_columns(const float* x, int n_rows, const Matrix& w, const float* bi
   // Two or three rows on panel weights with AVX2 or AVX-512: the register tiles too. On
   // them the streaming kernel's 4-float multiplies and adds, not the weights' reads, bound
   // a batch step (stage continuous-batching: 1.6 to 1.8 CPU-s to grade through it, 1.2 to
-  // 1.3 through the tiles). Same sums in the same order, so the same bits.
-  if (n_rows >= 2 && w.panels &&
+  // 1.3 through the tiles). Same sums in the same order, so the same bits. On bfloat16
+  // panels one row too: half the bytes leave the streaming kernel's 4-float operations
+  // (and widening) the bound (`kvc bench`, bf16_product_speedup over float panels, one
+  // row: 1.23 through the streaming kernel, 2.24 to 2.33 through the AVX-512 tiles, 1.47
+  // through the AVX2 tiles; SSE2 streams, 1.29).
+  if ((n_rows >= 2 || w.bf16) && w.panels &&
       active_path().load(std::memory_order_relaxed) != VectorPath::sse2) {
     return many_rows(x, n_rows, w, bias, j0, j1, y, epilogue);
   }
   if (w.panels) {
     const int p0 = j0 / PANEL, p1 = (j1 + PANEL - 1) / PANEL;
+    if (w.bf16) {
+      switch (n_rows) {
+        case 3:
+          return stream_panels<3, uint16_t>(x, w, bias, p0, p1, y, epilogue);
+        case 2:
+          return stream_panels<2, uint16_t>(x, w, bias, p0, p1, y, epilogue);
+        case 1:
+          return stream_panels<1, uint16_t>(x, w, bias, p0, p1, y, epilogue);
+        default:
+          return;
+      }
+    }
     switch (n_rows) {
       case 3:
-        return stream_panels<3>(x, w, bias, p0, p1, y, epilogue);
+        return stream_panels<3, float>(x, w, bias, p0, p1, y, epilogue);
       case 2:
-        return stream_panels<2>(x, w, bias, p0, p1, y, epilogue);
+        return stream_panels<2, float>(x, w, bias, p0, p1, y, epilogue);
       case 1:
-        return stream_panels<1>(x, w, bias, p0, p1, y, epilogue);
+        return stream_panels<1, float>(x, w, bias, p0, p1, y, epilogue);
       default:
         return;
     }
@@ -575,7 +629,18 @@ const char* vector_path_name(VectorPath path) {
 }
 
 float Matrix::at(int k, int j) const {
+  if (bf16) return widen(bf16[panel_index(n_in, k, j)]);
   return panels ? data[panel_index(n_in, k, j)] : data[static_cast<size_t>(k) * n_out + j];
+}
+
+bool to_bf16(const float* values, size_t n, uint16_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, values + i, sizeof bits);
+    if ((bits & 0xffffu) != 0) return false;
+    out[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  return true;
 }
 
 size_t panel_floats(int n_in, int n_out) {

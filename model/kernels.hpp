@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gpt2 {
 
@@ -26,11 +27,16 @@ constexpr int PANEL = 32;
 //     contiguous [n_in][PANEL] block; W[k][j] at
 //     data[(j / PANEL) * n_in * PANEL + k * PANEL + j % PANEL]; the last panel is padded
 //     with zeros. A one-row product then reads each thread's share of W front to back.
+//   bfloat16 panels (bf16 != nullptr, panels == true, data unused): the panel layout, each
+//     value kept as the top 16 bits of its float (bfloat16), for a matrix whose every
+//     value is exactly a bfloat16 (to_bf16 checks). Widening is exact, so the products
+//     are the same sums of the same values: the same bits, from half the bytes.
 struct Matrix {
   const float* data = nullptr;
   int n_in = 0;
   int n_out = 0;
   bool panels = false;
+  const uint16_t* bf16 = nullptr;
 
   float at(int k, int j) const;
 };
@@ -41,6 +47,9 @@ size_t panel_floats(int n_in, int n_out);
 size_t panel_index(int n_in, int k, int j);
 // Copies a row-major matrix into the panel layout (out: panel_floats(n_in, n_out) floats).
 void to_panels(const float* row_major, int n_in, int n_out, float* out);
+// out[i] = the top 16 bits of values[i], for i < n: their bfloat16 form. False, with out
+// unfinished, when some value is not exactly a bfloat16 (its low 16 bits are not 0).
+bool to_bf16(const float* values, size_t n, uint16_t* out);
 
 // What to do with a finished sum s = bias[j] + sum_k x[r][k] * W[k][j]:
 enum class Epilogue {

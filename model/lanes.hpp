@@ -46,6 +46,24 @@ GPT2_LANES_INLINE void load(V& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
+// The integer vectors beside V: as many 16-bit and 32-bit lanes as V has floats.
+template <class V>
+struct Bf16Lanes {
+  static constexpr int n = sizeof(V) / sizeof(float);
+  typedef uint16_t narrow __attribute__((vector_size(2 * n)));
+  typedef uint32_t wide __attribute__((vector_size(4 * n)));
+};
+
+// width<V> bfloat16 values (the top halves of floats) widened into a vector: exact.
+template <class V>
+GPT2_LANES_INLINE void load(V& v, const uint16_t* p) {
+  typename Bf16Lanes<V>::narrow h;
+  std::memcpy(&h, p, sizeof h);
+  const typename Bf16Lanes<V>::wide bits =
+      __builtin_convertvector(h, typename Bf16Lanes<V>::wide) << 16;
+  std::memcpy(&v, &bits, sizeof v);
+}
+
 template <class V>
 GPT2_LANES_INLINE void store(float* p, const V& v) {
   std::memcpy(p, &v, sizeof v);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -272,6 +273,57 @@ TEST_P(vector_path, matmul_equals_the_plain_loop_on_odd_shapes) {
       }
     }
   }
+}
+
+// The weights cut to bfloat16 (their low 16 bits cleared), so that they are exactly
+// representable; the same values stored as bfloat16 panels must give the float panels'
+// bits, on every row count (the one-row and few-row streaming kernels and the tiles).
+TEST_P(vector_path, bfloat16_panels_give_the_float_panels_bits) {
+  gpt2::ThreadPool pool(2);
+  for (const Shape shape :
+       {Shape{13, 37, 117}, Shape{13, 1, 83}, Shape{13, 64, 64}, Shape{8, 2103, 85}}) {
+    auto w = values(40, static_cast<size_t>(shape.n_in) * shape.n_out);
+    for (float& v : w) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      bits &= 0xffff0000u;
+      std::memcpy(&v, &bits, sizeof v);
+    }
+    const auto b = values(41, shape.n_out);
+    std::vector<float> storage;
+    const gpt2::kernels::Matrix fp32 = panels(w, shape.n_in, shape.n_out, storage);
+    std::vector<uint16_t> halves(storage.size());
+    ASSERT_TRUE(gpt2::kernels::to_bf16(storage.data(), storage.size(), halves.data()));
+    gpt2::kernels::Matrix bf16{nullptr, shape.n_in, shape.n_out, true, halves.data()};
+    for (int rows = 1; rows <= shape.rows; ++rows) {
+      const auto x = values(42, static_cast<size_t>(rows) * shape.n_in);
+      const auto y0 = values(43, static_cast<size_t>(rows) * shape.n_out);
+      for (Epilogue e : {Epilogue::store, Epilogue::gelu, Epilogue::add}) {
+        std::vector<float> want = y0;
+        gpt2::kernels::matmul(x.data(), rows, fp32, b.data(), want.data(), e, nullptr);
+        for (gpt2::ThreadPool* p : {static_cast<gpt2::ThreadPool*>(nullptr), &pool}) {
+          std::vector<float> got = y0;
+          gpt2::kernels::matmul(x.data(), rows, bf16, b.data(), got.data(), e, p);
+          ASSERT_TRUE(same_bits(got, want, shape.n_out))
+              << rows << " x " << shape.n_in << " x " << shape.n_out << ", epilogue "
+              << static_cast<int>(e) << ", pool " << (p != nullptr);
+        }
+        std::vector<float> plain = y0;
+        gpt2::kernels::matmul_plain(x.data(), rows, bf16, b.data(), plain.data(), e);
+        ASSERT_TRUE(same_bits(plain, want, shape.n_out)) << "matmul_plain, " << rows << " rows";
+      }
+    }
+  }
+}
+
+TEST(kernels, to_bf16_refuses_a_value_that_is_not_a_bfloat16) {
+  const float exact[] = {1.0f, -2.5f, 0.0f, 0x1p100f};
+  uint16_t out[4];
+  ASSERT_TRUE(gpt2::kernels::to_bf16(exact, 4, out));
+  EXPECT_EQ(out[0], 0x3f80);
+  EXPECT_EQ(out[1], 0xc020);
+  const float inexact[] = {1.0f, 0.1f};
+  EXPECT_FALSE(gpt2::kernels::to_bf16(inexact, 2, out));
 }
 
 // Floats that take every branch of gelu's tanh and of exp: zeros, NaN, infinities, tiny

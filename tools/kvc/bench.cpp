@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "detail.hpp"
@@ -160,6 +161,57 @@ double peak_gflops(ThreadPool& pool, double flop, volatile float& sink) {
   return static_cast<double>(rounds) * loop.floats_per_round * n_tasks / elapsed * 1e-9;
 }
 
+// The matrices of one decode step, in GPT-2 small's shapes ([n_in, n_out], panel layout):
+// per layer c_attn, attn c_proj, c_fc, mlp c_proj, then the logits' wte. Their values are
+// a cheap pattern cut to bfloat16, stored twice: as floats and as bfloat16. One-row
+// products over all of them, float and bfloat16 alternating; returns the median over the
+// pairs of (float time / bfloat16 time).
+double bf16_product_speedup(const Config& c, int reps, ThreadPool& pool) {
+  struct Shape {
+    int n_in, n_out;
+  };
+  std::vector<Shape> shapes;
+  for (int l = 0; l < c.n_layer; ++l) {
+    shapes.push_back({c.d_model, 3 * c.d_model});
+    shapes.push_back({c.d_model, c.d_model});
+    shapes.push_back({c.d_model, 4 * c.d_model});
+    shapes.push_back({4 * c.d_model, c.d_model});
+  }
+  shapes.push_back({c.d_model, c.vocab});
+  std::vector<std::vector<float>> floats;
+  std::vector<std::vector<uint16_t>> halves;
+  std::vector<kernels::Matrix> fp32, bf16;
+  uint32_t state = 12345;
+  for (const Shape& sh : shapes) {
+    std::vector<float>& f = floats.emplace_back(kernels::panel_floats(sh.n_in, sh.n_out));
+    for (float& v : f) {
+      state = state * 1664525u + 1013904223u;
+      const uint32_t bits = (0x3c000000u + (state >> 9 & 0x03ff0000u)) | (state & 0x80000000u);
+      std::memcpy(&v, &bits, sizeof v);  // +-2^-7 .. 2^-6, low 16 bits 0
+    }
+    std::vector<uint16_t>& h = halves.emplace_back(f.size());
+    if (!kernels::to_bf16(f.data(), f.size(), h.data()))
+      throw ModelError("bench: a bfloat16 pattern value is not a bfloat16");
+    fp32.push_back({f.data(), sh.n_in, sh.n_out, true});
+    bf16.push_back({nullptr, sh.n_in, sh.n_out, true, h.data()});
+  }
+  std::vector<float> x(4 * c.d_model, 0.5f), y(c.vocab);
+  auto pass = [&](const std::vector<kernels::Matrix>& ms) {
+    const double t0 = now_s();
+    for (const kernels::Matrix& m : ms)
+      kernels::matmul(x.data(), 1, m, nullptr, y.data(), kernels::Epilogue::store, &pool);
+    return now_s() - t0;
+  };
+  pass(fp32);  // warm-up
+  pass(bf16);
+  std::vector<double> ratios;
+  for (int rep = 0; rep < reps; ++rep) {
+    const double a = pass(fp32);
+    ratios.push_back(a / pass(bf16));
+  }
+  return median(ratios);
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchOptions& o) {
@@ -234,6 +286,7 @@ BenchResult run_bench(const BenchOptions& o) {
     ratios.push_back(decode_speed / read_speed);
   }
   r.decode_roofline_ratio = median(ratios);
+  r.bf16_product_speedup = bf16_product_speedup(c, o.decode_reps, pool);
   return r;
 }
 
@@ -247,13 +300,13 @@ std::string bench_json(const BenchResult& r) {
                 "\"context\": %d, \"decode_ms\": %.3f, \"decode_ms_median\": %.3f, "
                 "\"decode_gb_s\": %.2f, "
                 "\"decode_weight_bytes\": %llu, \"prefill_ms\": %.1f, \"prefill_gflop\": %.3f, "
-                "\"synthetic_s\": %.3f}",
+                "\"synthetic_s\": %.3f, \"bf16_product_speedup\": %.3f}",
                 r.decode_tok_s, r.read_gb_s, r.decode_roofline_ratio, r.prefill_tok_s,
                 r.prefill_gflops, r.prefill_peak_gflops, r.prefill_peak_ratio,
                 r.vector_path.c_str(), r.threads, r.context, r.decode_s * 1e3,
                 r.decode_s_median * 1e3, r.decode_gb_s,
                 static_cast<unsigned long long>(r.decode_weight_bytes), r.prefill_s * 1e3,
-                r.prefill_gflop, r.synthetic_s);
+                r.prefill_gflop, r.synthetic_s, r.bf16_product_speedup);
   return buf;
 }
 

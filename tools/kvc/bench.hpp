@@ -48,6 +48,10 @@ struct BenchResult {
   std::string vector_path;          // the matrix product's vector path (kernels.hpp)
   double prefill_peak_gflops = 0;   // the peak loop's GFLOP/s, best
   double prefill_peak_ratio = 0;    // median over pairs of prefill GFLOP/s / peak GFLOP/s
+  // One-row products over matrices of a decode step's shapes, float panels against the
+  // same values as bfloat16 panels (kernels.hpp, Matrix), alternating decode_reps times:
+  // the median over the pairs of (float time / bfloat16 time).
+  double bf16_product_speedup = 0;
 };
 
 // Runs the benchmark; throws gpt2::ModelError for bad options.

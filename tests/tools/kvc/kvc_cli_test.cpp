@@ -143,7 +143,8 @@ TEST(kvc_cli, bench_reports_speeds_and_ratios_for_the_chosen_path) {
   EXPECT_EQ(j.at("threads"), 2);
   EXPECT_EQ(j.at("context"), 4);
   for (const char* key : {"decode_tok_s", "read_gb_s", "decode_roofline_ratio", "prefill_tok_s",
-                          "prefill_gflops", "prefill_peak_gflops", "prefill_peak_ratio"}) {
+                          "prefill_gflops", "prefill_peak_gflops", "prefill_peak_ratio",
+                          "bf16_product_speedup"}) {
     ASSERT_TRUE(j.at(key).is_number()) << key;
     EXPECT_GT(j.at(key).get<double>(), 0.0) << key;
   }
