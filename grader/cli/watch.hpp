@@ -63,7 +63,11 @@ struct WatchOptions {
   GradeOptions grade;
   bool force_poll = false;                // poll even where inotify works
   int max_rounds = 0;                     // stop after this many verdicts (0: until q)
-  std::chrono::milliseconds settle{200};  // quiet time after the last change event
+  // Quiet time after the last change event before a rebuild starts. An editor's save,
+  // even "save all" or a write to a temporary file renamed over the original, is a burst
+  // of events a few milliseconds apart; a rebuild started on a half-written file is
+  // followed by another once the writing ends.
+  std::chrono::milliseconds settle{100};
   std::chrono::milliseconds poll_interval{300};
   bool track_progress = false;  // record verdicts in progress_file
   std::filesystem::path progress_file;
