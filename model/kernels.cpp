@@ -509,6 +509,22 @@ void many_rows(const float* x, int n_rows, const Matrix& w, const float* bias, i
   }
 }
 
+// 1 to 3 rows through the streaming kernel, panels [p0, p1) of weights stored as T.
+template <class T>
+void stream_panel_rows(const float* x, int n_rows, const Matrix& w, const float* bias, int p0,
+                       int p1, float* y, Epilogue epilogue) {
+  switch (n_rows) {
+    case 3:
+      return stream_panels<3, T>(x, w, bias, p0, p1, y, epilogue);
+    case 2:
+      return stream_panels<2, T>(x, w, bias, p0, p1, y, epilogue);
+    case 1:
+      return stream_panels<1, T>(x, w, bias, p0, p1, y, epilogue);
+    default:
+      return;
+  }
+}
+
 // Columns [j0, j1) of y (j0 a multiple of PANEL).
 void matmul_columns(const float* x, int n_rows, const Matrix& w, const float* bias, int j0, int j1,
                     float* y, Epilogue epilogue) {
@@ -528,28 +544,8 @@ void matmul_columns(const float* x, int n_rows, const Matrix& w, const float* bi
   }
   if (w.panels) {
     const int p0 = j0 / PANEL, p1 = (j1 + PANEL - 1) / PANEL;
-    if (w.bf16) {
-      switch (n_rows) {
-        case 3:
-          return stream_panels<3, uint16_t>(x, w, bias, p0, p1, y, epilogue);
-        case 2:
-          return stream_panels<2, uint16_t>(x, w, bias, p0, p1, y, epilogue);
-        case 1:
-          return stream_panels<1, uint16_t>(x, w, bias, p0, p1, y, epilogue);
-        default:
-          return;
-      }
-    }
-    switch (n_rows) {
-      case 3:
-        return stream_panels<3, float>(x, w, bias, p0, p1, y, epilogue);
-      case 2:
-        return stream_panels<2, float>(x, w, bias, p0, p1, y, epilogue);
-      case 1:
-        return stream_panels<1, float>(x, w, bias, p0, p1, y, epilogue);
-      default:
-        return;
-    }
+    if (w.bf16) return stream_panel_rows<uint16_t>(x, n_rows, w, bias, p0, p1, y, epilogue);
+    return stream_panel_rows<float>(x, n_rows, w, bias, p0, p1, y, epilogue);
   }
   switch (n_rows) {
     case 3:
