@@ -187,7 +187,7 @@ double bf16_product_speedup(const Config& c, int reps, ThreadPool& pool) {
     for (float& v : f) {
       state = state * 1664525u + 1013904223u;
       const uint32_t bits = (0x3c000000u + (state >> 9 & 0x03ff0000u)) | (state & 0x80000000u);
-      std::memcpy(&v, &bits, sizeof v);  // +-2^-7 .. 2^-6, low 16 bits 0
+      std::memcpy(&v, &bits, sizeof v);  // magnitudes 2^-7 to just under 2, low 16 bits 0
     }
     std::vector<uint16_t>& h = halves.emplace_back(f.size());
     if (!kernels::to_bf16(f.data(), f.size(), h.data()))
