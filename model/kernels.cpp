@@ -25,7 +25,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -49,13 +48,6 @@ inline v4f load4(const uint16_t* p) {
   v4f v;
   lanes::load(v, p);
   return v;
-}
-
-inline float widen(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 inline void apply(float* y, float s, Epilogue epilogue) {
@@ -625,14 +617,16 @@ const char* vector_path_name(VectorPath path) {
 }
 
 float Matrix::at(int k, int j) const {
-  if (bf16) return widen(bf16[panel_index(n_in, k, j)]);
+  if (bf16) {
+    const uint32_t top = bf16[panel_index(n_in, k, j)];
+    return numerics::float_from_bits(top << 16);
+  }
   return panels ? data[panel_index(n_in, k, j)] : data[static_cast<size_t>(k) * n_out + j];
 }
 
 bool to_bf16(const float* values, size_t n, uint16_t* out) {
   for (size_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, values + i, sizeof bits);
+    const uint32_t bits = numerics::float_bits(values[i]);
     if ((bits & 0xffffu) != 0) return false;
     out[i] = static_cast<uint16_t>(bits >> 16);
   }

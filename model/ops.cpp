@@ -16,6 +16,7 @@
 #include "gpt2.hpp"
 #include "kernels.hpp"
 #include "numerics.hpp"
+#include "safetensors.hpp"
 
 static_assert(FLT_EVAL_METHOD == 0, "float arithmetic must be evaluated in float (SSE, not x87)");
 
@@ -125,8 +126,7 @@ void weighted_sum(const float* p, const float* rows, int n, int stride, int dim,
 
 // Half precision: 1 sign bit, 5 exponent bits (bias 15), 10 fraction bits.
 uint16_t half_from_float(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
+  const uint32_t b = numerics::float_bits(x);
   const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
   const uint32_t a = b & 0x7fffffffu;
   if (a > 0x7f800000u)  // NaN: quiet, the payload's top bits
@@ -155,23 +155,10 @@ uint16_t half_from_float(float x) {
 }
 
 float float_from_half(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t e = (h >> 10) & 0x1fu;
-  const uint32_t f = h & 0x3ffu;
-  uint32_t b;
-  if (e == 0x1fu) {
-    b = sign | 0x7f800000u | (f << 13) | (f ? 0x400000u : 0u);  // inf; NaN made quiet
-  } else if (e != 0) {
-    b = sign | ((e + 112u) << 23) | (f << 13);
-  } else {
-    // Zero or subnormal: f * 2^-24, both factors exact in float and so is their product.
-    const float v = static_cast<float>(f) * 0x1p-24f;
-    std::memcpy(&b, &v, sizeof b);
-    b |= sign;
-  }
-  float out;
-  std::memcpy(&out, &b, sizeof out);
-  return out;
+  // The safetensors reader's exact widening of F16 tensors; a NaN then made quiet, as
+  // the CPU's vcvtph2ps does (that reader keeps a NaN's bits as they are).
+  const float f = safetensors::f16_to_f32(h);
+  return f != f ? numerics::float_from_bits(numerics::float_bits(f) | 0x400000u) : f;
 }
 
 }  // namespace gpt2

@@ -55,7 +55,8 @@ void weighted_sum(const float* p, const float* rows, int n, int stride, int dim,
 // (a quantized block's scale). Integer operations only (no libm, no conversion
 // instruction), so the bits are the same on every CPU and the same as x86's F16C
 // (vcvtps2ph with round-to-nearest-even, vcvtph2ps), which tests/model/ops_test.cpp checks
-// on every one of the 2^32 floats where the CPU has it:
+// where the CPU has it: on every half, and on every float whose magnitude lies where the
+// roundings differ (DETERMINISM.md, "Half precision"):
 // half_from_float: the half nearest to x, a tie to the one whose last bit is 0; from 65520
 //   up in magnitude, +-inf; below 2^-14, a subnormal half (a multiple of 2^-24) or +-0;
 //   a NaN stays a NaN, made quiet, the top 9 bits of its payload kept.

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "detail.hpp"
@@ -186,8 +185,9 @@ double bf16_product_speedup(const Config& c, int reps, ThreadPool& pool) {
     std::vector<float>& f = floats.emplace_back(kernels::panel_floats(sh.n_in, sh.n_out));
     for (float& v : f) {
       state = state * 1664525u + 1013904223u;
-      const uint32_t bits = (0x3c000000u + (state >> 9 & 0x03ff0000u)) | (state & 0x80000000u);
-      std::memcpy(&v, &bits, sizeof v);  // magnitudes 2^-7 to just under 2, low 16 bits 0
+      // Magnitudes 2^-7 to just under 2, low 16 bits 0.
+      v = numerics::float_from_bits((0x3c000000u + (state >> 9 & 0x03ff0000u)) |
+                                    (state & 0x80000000u));
     }
     std::vector<uint16_t>& h = halves.emplace_back(f.size());
     if (!kernels::to_bf16(f.data(), f.size(), h.data()))
