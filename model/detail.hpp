@@ -16,13 +16,13 @@ namespace detail {
 
 struct Access {
   static ThreadPool& pool(const Model& model);
-  // The weight memory the model owns (synthetic weights: all of them, blocks first in
-  // layer order, then ln_f, wte transposed, wpe).
-  static std::span<const float> owned_weights(const Model& model);
-  // A model whose weights are the floats of a mapped file, in the arena's layout; the
-  // model keeps `mapping` alive (synthetic_file.hpp).
+  // The weight memory the model owns, in bytes (synthetic weights: all of them, blocks
+  // first in layer order, then ln_f, wte transposed, wpe; matrices as bfloat16 panels).
+  static std::span<const unsigned char> owned_weights(const Model& model);
+  // A model whose weights are a mapped file's synthetic arena (matrices as bfloat16
+  // panels); the model keeps `mapping` alive (synthetic_file.hpp).
   static Model on_mapped_weights(const Config& config, std::shared_ptr<void> mapping,
-                                 const float* floats);
+                                 const unsigned char* arena);
 };
 
 // Causal self-attention of n_query query rows at positions first_pos .. first_pos+n_query-1

@@ -18,10 +18,12 @@
 
 #include "detail.hpp"
 #include "kernels.hpp"
+#include "numerics.hpp"
 #include "ops.hpp"
 #include "safetensors.hpp"
 #include "synthetic.hpp"
 #include "synthetic_file.hpp"
+#include "synthetic_file_header.hpp"
 #include "tensors.hpp"
 #include "threads.hpp"
 
@@ -56,14 +58,20 @@ struct Weights {
   const float* lnf_b = nullptr;  // [d_model]
   std::vector<LayerWeights> layers;
 
-  // Points tensor `id` (tensors.hpp) at its data.
-  void set(const TensorSpec& spec, const float* data, bool panels) {
+  // Points tensor `id` (tensors.hpp) at its data: floats, except a matrix stored as
+  // bfloat16 panels when `bf16` (then `panels` too).
+  void set(const TensorSpec& spec, const void* bytes, bool panels, bool bf16 = false) {
+    const float* data = static_cast<const float*>(bytes);
     auto matrix = [&](bool transposed) {
       kernels::Matrix m;
-      m.data = data;
       m.n_in = static_cast<int>(spec.shape[transposed ? 1 : 0]);
       m.n_out = static_cast<int>(spec.shape[transposed ? 0 : 1]);
       m.panels = panels;
+      if (bf16) {
+        m.bf16 = static_cast<const uint16_t*>(bytes);
+      } else {
+        m.data = data;
+      }
       return m;
     };
     switch (spec.id) {
@@ -131,7 +139,7 @@ bool is_matrix(const TensorSpec& spec) { return spec.shape.size() == 2 && spec.i
 class Arena {
  public:
   Arena() = default;
-  explicit Arena(size_t n_floats) : bytes_(std::max<size_t>(n_floats, 1) * sizeof(float)) {
+  explicit Arena(size_t n_bytes) : bytes_(std::max<size_t>(n_bytes, 1)) {
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       throw ModelError("cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for weights");
@@ -139,8 +147,7 @@ class Arena {
 #ifdef MADV_HUGEPAGE
     madvise(p, bytes_, MADV_HUGEPAGE);
 #endif
-    data_ = static_cast<float*>(p);
-    size_ = n_floats;
+    data_ = static_cast<unsigned char*>(p);
   }
   Arena(Arena&& o) noexcept { swap(o); }
   Arena& operator=(Arena&& o) noexcept {
@@ -150,15 +157,15 @@ class Arena {
   ~Arena() {
     if (data_) munmap(data_, bytes_);
   }
-  float* data() const { return data_; }
-  size_t size() const { return size_; }
+  unsigned char* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
 
   // Touches every page, each thread a contiguous share, so that the kernel's page faults
   // (which zero the memory) run in parallel and not on pages another thread is filling.
   void prefault(ThreadPool& pool) {
     const int n = pool.size();
     const size_t per = (bytes_ / n + 4095) / 4096 * 4096;
-    char* p = reinterpret_cast<char*>(data_);
+    unsigned char* p = data_;
     pool.run(n, [&](int t, int) {
       const size_t b = std::min(bytes_, t * per), e = std::min(bytes_, b + per);
       for (size_t i = b; i < e; i += 4096) p[i] = 0;
@@ -168,37 +175,36 @@ class Arena {
  private:
   void swap(Arena& o) {
     std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
     std::swap(bytes_, o.bytes_);
   }
-  float* data_ = nullptr;
-  size_t size_ = 0;
+  unsigned char* data_ = nullptr;
   size_t bytes_ = 0;
 };
 
-// Offsets in floats, each tensor starting on a 64-byte boundary.
-size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+// Offsets in bytes, each tensor starting on a 64-byte boundary.
+size_t round_up64(size_t n) { return (n + 63) / 64 * 64; }
 
-size_t stored_floats(const TensorSpec& spec);
+// Bytes a tensor takes in the arena: matrices in the panel layout (wte transposed), as
+// bfloat16 when `bf16`, else floats.
+size_t stored_bytes(const TensorSpec& spec, bool bf16) {
+  if (!is_matrix(spec)) return static_cast<size_t>(spec.numel()) * sizeof(float);
+  const bool wte = spec.id == 0;
+  return kernels::panel_floats(static_cast<int>(spec.shape[wte ? 1 : 0]),
+                               static_cast<int>(spec.shape[wte ? 0 : 1])) *
+         (bf16 ? sizeof(uint16_t) : sizeof(float));
+}
 
-// Where each tensor of `ids` (in that order) starts in the arena; `total`: its floats.
+// Where each tensor of `ids` (in that order) starts in the arena, in bytes; `total`: its
+// bytes.
 std::vector<size_t> arena_offsets(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
-                                  size_t& total) {
+                                  bool bf16, size_t& total) {
   std::vector<size_t> offset(specs.size());
   total = 0;
   for (int id : ids) {
     offset[id] = total;
-    total += round_up16(stored_floats(specs[id]));
+    total += round_up64(stored_bytes(specs[id], bf16));
   }
   return offset;
-}
-
-// Floats a tensor takes in the arena: matrices in the panel layout (wte transposed).
-size_t stored_floats(const TensorSpec& spec) {
-  if (!is_matrix(spec)) return static_cast<size_t>(spec.numel());
-  const bool wte = spec.id == 0;
-  return kernels::panel_floats(static_cast<int>(spec.shape[wte ? 1 : 0]),
-                               static_cast<int>(spec.shape[wte ? 0 : 1]));
 }
 
 // Order in which the arena holds tensors: blocks first (in order), then ln_f, wte and
@@ -237,11 +243,15 @@ struct FillJob {
 
 constexpr uint64_t FILL_JOB_ELEMENTS = 1 << 16;
 
-// Writes the tensors `ids` into the arena at `offset[id]` (vectors as they are, matrices
-// in the panel layout, wte transposed into panels), on all the pool's threads.
+// Writes the tensors `ids` into the arena at byte `offset[id]` (vectors as they are,
+// matrices in the panel layout, wte transposed into panels, as bfloat16 when `bf16`), on
+// all the pool's threads. Throws ModelError if `bf16` and a matrix value is not a
+// bfloat16 (nothing would be lost in the cut only for such values).
 void fill(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
-          const std::vector<size_t>& offset, float* base, const Source& source, ThreadPool& pool) {
+          const std::vector<size_t>& offset, unsigned char* base, bool bf16, const Source& source,
+          ThreadPool& pool) {
   using kernels::PANEL;
+  std::atomic<uint32_t> cut_bits{0};  // the low 16 bits of every matrix value, ORed
   std::vector<FillJob> jobs;
   for (int id : ids) {
     const TensorSpec& spec = specs[id];
@@ -261,18 +271,37 @@ void fill(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
   pool.run(static_cast<int>(jobs.size()), [&](int j, int) {
     const FillJob& job = jobs[j];
     const TensorSpec& spec = specs[job.id];
-    float* dst = base + offset[job.id];
+    float* dst = reinterpret_cast<float*>(base + offset[job.id]);
+    uint16_t* dst16 = reinterpret_cast<uint16_t*>(base + offset[job.id]);
+    uint32_t cut = 0;
+    // Matrix element `at` (an index in the panel layout) = v.
+    auto put = [&](size_t at, float v) {
+      if (!bf16) {
+        dst[at] = v;
+        return;
+      }
+      const uint32_t bits = numerics::float_bits(v);
+      cut |= bits & 0xffffu;
+      dst16[at] = static_cast<uint16_t>(bits >> 16);
+    };
     if (!is_matrix(spec)) {
       source(spec, job.begin, job.end, dst + job.begin);
     } else if (job.id != 0) {
       // W[k][jb .. jb + valid) is contiguous in both layouts.
       const int n_in = static_cast<int>(spec.shape[0]), n_out = static_cast<int>(spec.shape[1]);
+      float staged[PANEL];
       for (uint64_t p = job.begin; p < job.end; ++p) {
         const int jb = static_cast<int>(p) * PANEL;
         const int valid = std::min(PANEL, n_out - jb);
         for (int k = 0; k < n_in; ++k) {
           const uint64_t first = static_cast<uint64_t>(k) * n_out + jb;
-          source(spec, first, first + valid, dst + kernels::panel_index(n_in, k, jb));
+          const size_t at = kernels::panel_index(n_in, k, jb);
+          if (!bf16) {
+            source(spec, first, first + valid, dst + at);
+            continue;
+          }
+          source(spec, first, first + valid, staged);
+          for (int v = 0; v < valid; ++v) put(at + v, staged[v]);
         }
       }
     } else {
@@ -286,14 +315,17 @@ void fill(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
         const int valid = std::min(PANEL, vocab - v0);
         source(spec, static_cast<uint64_t>(v0) * d, static_cast<uint64_t>(v0 + valid) * d,
                rows.data());
-        float* panel = dst + kernels::panel_index(d, 0, v0);
+        const size_t panel = kernels::panel_index(d, 0, v0);
         for (int c = 0; c < d; ++c) {
           for (int v = 0; v < valid; ++v)
-            panel[c * PANEL + v] = rows[static_cast<size_t>(v) * d + c];
+            put(panel + static_cast<size_t>(c) * PANEL + v, rows[static_cast<size_t>(v) * d + c]);
         }
       }
     }
+    if (cut != 0) cut_bits.fetch_or(cut, std::memory_order_relaxed);
   });
+  if (cut_bits.load() != 0)
+    throw ModelError("weights: a matrix value is not a bfloat16 (its low 16 bits are not 0)");
 }
 
 void check_layer(const Config& c, int layer, const char* what) {
@@ -366,15 +398,19 @@ struct Model::Impl {
     w.layers.resize(static_cast<size_t>(c.n_layer));
   }
 
-  // Gives the tensors `ids` (in that order) room in the arena, each 16-float aligned, and
-  // points the weights at it. Returns each id's offset in the arena.
+  // Gives the tensors `ids` (in that order) room in the arena, each 64-byte aligned
+  // (matrices as bfloat16 when `bf16`), and points the weights at it. Returns each id's
+  // byte offset in the arena.
   std::vector<size_t> place_in_arena(const std::vector<TensorSpec>& specs,
-                                     const std::vector<int>& ids) {
+                                     const std::vector<int>& ids, bool bf16) {
     size_t total = 0;
-    const std::vector<size_t> offset = arena_offsets(specs, ids, total);
+    const std::vector<size_t> offset = arena_offsets(specs, ids, bf16, total);
     arena = Arena(total);
     arena.prefault(*pool);
-    for (int id : ids) w.set(specs[id], arena.data() + offset[id], is_matrix(specs[id]));
+    for (int id : ids) {
+      const bool matrix = is_matrix(specs[id]);
+      w.set(specs[id], arena.data() + offset[id], matrix, matrix && bf16);
+    }
     return offset;
   }
 
@@ -399,21 +435,27 @@ WorkCounts Model::work() const { return impl_->work->read(); }
 void Model::reset_work() const { impl_->work->reset(); }
 
 uint64_t Model::decode_weight_bytes() const {
-  uint64_t floats = 0;
+  uint64_t bytes = 0;
   for (const TensorSpec& s : tensor_specs(impl_->config)) {
-    if (s.id != 1) floats += static_cast<uint64_t>(s.numel());
+    if (s.id != 1 && !is_matrix(s)) bytes += 4 * static_cast<uint64_t>(s.numel());
   }
-  floats += static_cast<uint64_t>(impl_->config.d_model);  // one row of wpe
-  return 4 * floats;
+  auto matrix = [&bytes](const kernels::Matrix& m) {
+    bytes += static_cast<uint64_t>(m.n_in) * static_cast<uint64_t>(m.n_out) * (m.bf16 ? 2 : 4);
+  };
+  matrix(impl_->w.wte);
+  for (const LayerWeights& l : impl_->w.layers) {
+    for (const kernels::Matrix* m : {&l.attn_w, &l.attn_proj_w, &l.fc_w, &l.mlp_proj_w}) matrix(*m);
+  }
+  return bytes + 4 * static_cast<uint64_t>(impl_->config.d_model);  // and one row of wpe
 }
 
 Model Model::synthetic(uint64_t seed, const Config& config) {
   const std::vector<TensorSpec> specs = tensor_specs(config);  // validates
   auto impl = std::make_unique<Impl>(config);
   const std::vector<int> order = storage_order(specs);
-  const std::vector<size_t> offset = impl->place_in_arena(specs, order);
+  const std::vector<size_t> offset = impl->place_in_arena(specs, order, true);
   fill(
-      specs, order, offset, impl->arena.data(),
+      specs, order, offset, impl->arena.data(), true,
       [seed](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
         synthetic_fill(seed, spec.id, spec.kind, begin, end, out);
       },
@@ -432,16 +474,23 @@ Model Model::with_token_row_copied(int from, int to) const {
   const kernels::Matrix& wte = impl_->w.wte;  // [d_model, vocab]: column `token` is its row
   const size_t n = wte.panels ? kernels::panel_floats(wte.n_in, wte.n_out)
                               : static_cast<size_t>(wte.n_in) * static_cast<size_t>(wte.n_out);
-  impl->arena = Arena(n);
-  float* own = impl->arena.data();
-  std::copy_n(wte.data, n, own);
-  for (int k = 0; k < wte.n_in; ++k) {
-    const size_t at = wte.panels
-                          ? kernels::panel_index(wte.n_in, k, to)
-                          : static_cast<size_t>(k) * static_cast<size_t>(wte.n_out) + size_t(to);
-    own[at] = wte.at(k, from);
+  auto index = [&wte](int k, int token) {
+    return wte.panels ? kernels::panel_index(wte.n_in, k, token)
+                      : static_cast<size_t>(k) * static_cast<size_t>(wte.n_out) + size_t(token);
+  };
+  if (wte.bf16) {
+    impl->arena = Arena(n * sizeof(uint16_t));
+    uint16_t* own = reinterpret_cast<uint16_t*>(impl->arena.data());
+    std::copy_n(wte.bf16, n, own);
+    for (int k = 0; k < wte.n_in; ++k) own[index(k, to)] = wte.bf16[index(k, from)];
+    impl->w.wte.bf16 = own;
+  } else {
+    impl->arena = Arena(n * sizeof(float));
+    float* own = reinterpret_cast<float*>(impl->arena.data());
+    std::copy_n(wte.data, n, own);
+    for (int k = 0; k < wte.n_in; ++k) own[index(k, to)] = wte.data[index(k, from)];
+    impl->w.wte.data = own;
   }
-  impl->w.wte.data = own;
   impl->pool = std::make_unique<ThreadPool>(impl_->pool->size());
   return Model(std::move(impl));
 }
@@ -450,25 +499,19 @@ Model Model::with_token_row_copied(int from, int to) const {
 
 namespace {
 
-constexpr char WEIGHTS_MAGIC[8] = {'K', 'V', 'C', 'S', 'Y', 'N', 'W', '1'};
-constexpr size_t WEIGHTS_HEADER_BYTES = 4096;  // the floats start on a page
+using synthetic_file::HEADER_BYTES;
+// layout: layout_signature(); digest: bytes_digest() of the arena
+using WeightsHeader = synthetic_file::Header;
 
-struct WeightsHeader {
-  char magic[8];
-  uint64_t seed;
-  int32_t config[6];  // n_layer, n_head, head_dim, d_model, n_ctx, vocab
-  uint64_t floats;    // the arena's floats that follow the header
-  uint64_t layout;    // layout_signature()
-  uint64_t digest;    // floats_digest() of those floats
-};
-
-// A hash of how the arena is laid out (tensor ids, sizes and offsets, the panel width) and
-// of the generator (a few of its values): a file from another layout or formula differs.
+// A hash of how the arena is laid out (tensor ids, sizes and byte offsets, the panel width,
+// bfloat16 matrices) and of the generator (a few of its values): a file from another
+// layout or formula differs.
 uint64_t layout_signature(const std::vector<TensorSpec>& specs, const std::vector<size_t>& offset,
                           uint64_t seed) {
   uint64_t h = 1469598103934665603ull;
   auto mix_in = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
   mix_in(static_cast<uint64_t>(kernels::PANEL));
+  mix_in(sizeof(uint16_t));  // a matrix element's bytes
   for (const TensorSpec& s : specs) {
     mix_in(static_cast<uint64_t>(s.id));
     mix_in(static_cast<uint64_t>(s.numel()));
@@ -482,9 +525,8 @@ uint64_t layout_signature(const std::vector<TensorSpec>& specs, const std::vecto
 }
 
 // Four interleaved FNV-style lanes over 64-bit words: every byte counts.
-uint64_t floats_digest(const float* data, size_t n_floats) {
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(data);
-  const size_t bytes = n_floats * sizeof(float), words = bytes / 8;
+uint64_t bytes_digest(const unsigned char* p, size_t bytes) {
+  const size_t words = bytes / 8;
   uint64_t lane[4] = {1469598103934665603ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull,
                       0x94d049bb133111ebull};
   for (size_t i = 0; i < words; ++i) {
@@ -505,11 +547,12 @@ ModelError weights_file_error(const std::string& path, const std::string& why) {
   return ModelError("weights file '" + path + "': " + why);
 }
 
+// The weights file's arena: synthetic weights, matrices as bfloat16 panels.
 struct ArenaPlan {
   std::vector<TensorSpec> specs;
   std::vector<int> order;
-  std::vector<size_t> offset;
-  size_t floats = 0;
+  std::vector<size_t> offset;  // bytes
+  size_t bytes = 0;
   uint64_t layout = 0;
 };
 
@@ -517,31 +560,31 @@ ArenaPlan arena_plan(uint64_t seed, const Config& config) {
   ArenaPlan a;
   a.specs = tensor_specs(config);  // validates
   a.order = storage_order(a.specs);
-  a.offset = arena_offsets(a.specs, a.order, a.floats);
+  a.offset = arena_offsets(a.specs, a.order, true, a.bytes);
   a.layout = layout_signature(a.specs, a.offset, seed);
   return a;
 }
 
 WeightsHeader expected_header(uint64_t seed, const Config& c, const ArenaPlan& a) {
   WeightsHeader h{};
-  std::memcpy(h.magic, WEIGHTS_MAGIC, sizeof h.magic);
+  std::memcpy(h.magic, synthetic_file::MAGIC, sizeof h.magic);
   h.seed = seed;
   const int32_t cfg[6] = {c.n_layer, c.n_head, c.head_dim, c.d_model, c.n_ctx, c.vocab};
   std::memcpy(h.config, cfg, sizeof cfg);
-  h.floats = a.floats;
+  h.bytes = a.bytes;
   h.layout = a.layout;
   return h;
 }
 
 // The header's fields against what (seed, config) needs; "" when they agree.
 std::string header_problem(const WeightsHeader& got, const WeightsHeader& want) {
-  if (std::memcmp(got.magic, want.magic, sizeof got.magic) != 0)
-    return "not a synthetic weights file (bad magic)";
+  if (!synthetic_file::has_magic(got))
+    return "not a synthetic weights file of this format (bad magic)";
   if (got.seed != want.seed)
     return "made for seed " + std::to_string(got.seed) + ", not " + std::to_string(want.seed);
   if (std::memcmp(got.config, want.config, sizeof got.config) != 0)
     return "made for another model shape";
-  if (got.floats != want.floats || got.layout != want.layout)
+  if (got.bytes != want.bytes || got.layout != want.layout)
     return "made by another version of the model (its layout or generator differs): it is stale";
   return "";
 }
@@ -551,7 +594,7 @@ std::shared_ptr<void> map_file(const std::string& path, size_t& bytes, bool popu
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw weights_file_error(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(WEIGHTS_HEADER_BYTES)) {
+  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(HEADER_BYTES)) {
     ::close(fd);
     throw weights_file_error(path, "shorter than its header: cut off?");
   }
@@ -563,26 +606,40 @@ std::shared_ptr<void> map_file(const std::string& path, size_t& bytes, bool popu
   return std::shared_ptr<void>(p, [bytes](void* q) { ::munmap(q, bytes); });
 }
 
-// Where HF element `i` of tensor `s` is in the arena (the layout fill() writes).
-size_t arena_index(const TensorSpec& s, size_t offset, uint64_t i) {
-  if (!is_matrix(s)) return offset + static_cast<size_t>(i);
+// Where HF element `i` of tensor `s` is among the tensor's stored elements (the layout
+// fill() writes).
+size_t element_index(const TensorSpec& s, uint64_t i) {
+  if (!is_matrix(s)) return static_cast<size_t>(i);
   const int64_t cols = s.shape[1];
   const int k = static_cast<int>(static_cast<int64_t>(i) / cols),
             j = static_cast<int>(static_cast<int64_t>(i) % cols);
-  if (s.id != 0) return offset + kernels::panel_index(static_cast<int>(s.shape[0]), k, j);
+  if (s.id != 0) return kernels::panel_index(static_cast<int>(s.shape[0]), k, j);
   // wte [vocab, d_model] is stored transposed: W[c][v] of a [d_model, vocab] matrix.
-  return offset + kernels::panel_index(static_cast<int>(cols), j, k);
+  return kernels::panel_index(static_cast<int>(cols), j, k);
+}
+
+// HF element `i` of tensor `s` in a weights file's arena (matrices as bfloat16).
+float stored_value(const unsigned char* arena, const ArenaPlan& a, const TensorSpec& s, uint64_t i) {
+  const unsigned char* at = arena + a.offset[s.id];
+  if (is_matrix(s)) {
+    uint16_t top;
+    std::memcpy(&top, at + sizeof top * element_index(s, i), sizeof top);
+    return numerics::float_from_bits(static_cast<uint32_t>(top) << 16);
+  }
+  float f;
+  std::memcpy(&f, at + sizeof f * element_index(s, i), sizeof f);
+  return f;
 }
 
 // Spot checks: 33 elements of every tensor, spread over it, against the generator.
-std::string sample_problem(const float* floats, const ArenaPlan& a, uint64_t seed) {
+std::string sample_problem(const unsigned char* arena, const ArenaPlan& a, uint64_t seed) {
   constexpr int SAMPLES = 33;
   for (const TensorSpec& s : a.specs) {
     const uint64_t n = static_cast<uint64_t>(s.numel());
     for (int k = 0; k < SAMPLES; ++k) {
       const uint64_t i = n <= 1 ? 0 : (n - 1) * static_cast<uint64_t>(k) / (SAMPLES - 1);
       const float want = synthetic_value(seed, s.id, s.kind, i);
-      const float got = floats[arena_index(s, a.offset[s.id], i)];
+      const float got = stored_value(arena, a, s, i);
       if (std::memcmp(&want, &got, sizeof want) != 0)
         return "element " + std::to_string(i) + " of " + s.name +
                " is not the generator's: the file is corrupt";
@@ -595,19 +652,19 @@ std::string sample_problem(const float* floats, const ArenaPlan& a, uint64_t see
 
 void write_synthetic_file(const std::string& path, uint64_t seed, const Config& config) {
   const Model model = Model::synthetic(seed, config);
-  const std::span<const float> arena = detail::Access::owned_weights(model);
+  const std::span<const unsigned char> arena = detail::Access::owned_weights(model);
   const ArenaPlan a = arena_plan(seed, config);
-  if (a.floats != arena.size())
+  if (a.bytes != arena.size())
     throw weights_file_error(path, "the arena's size is not the plan's");
   WeightsHeader h = expected_header(seed, config, a);
-  h.digest = floats_digest(arena.data(), a.floats);
-  std::vector<char> header(WEIGHTS_HEADER_BYTES, 0);
+  h.digest = bytes_digest(arena.data(), a.bytes);
+  std::vector<char> header(HEADER_BYTES, 0);
   std::memcpy(header.data(), &h, sizeof h);
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw weights_file_error(tmp, std::string("cannot create: ") + std::strerror(errno));
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
-  ok = ok && std::fwrite(arena.data(), sizeof(float), a.floats, f) == a.floats;
+  ok = ok && std::fwrite(arena.data(), 1, a.bytes, f) == a.bytes;
   ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
@@ -624,13 +681,12 @@ void verify_synthetic_file(const std::string& path, uint64_t seed, const Config&
   std::memcpy(&h, map.get(), sizeof h);
   const WeightsHeader want = expected_header(seed, config, a);
   if (const std::string p = header_problem(h, want); !p.empty()) throw weights_file_error(path, p);
-  if (bytes != WEIGHTS_HEADER_BYTES + a.floats * sizeof(float))
+  if (bytes != HEADER_BYTES + a.bytes)
     throw weights_file_error(path, "has the wrong size: cut off?");
-  const float* floats =
-      reinterpret_cast<const float*>(static_cast<const char*>(map.get()) + WEIGHTS_HEADER_BYTES);
-  if (floats_digest(floats, a.floats) != h.digest)
-    throw weights_file_error(path, "its floats do not match its digest: corrupt");
-  if (const std::string p = sample_problem(floats, a, seed); !p.empty())
+  const unsigned char* arena = static_cast<const unsigned char*>(map.get()) + HEADER_BYTES;
+  if (bytes_digest(arena, a.bytes) != h.digest)
+    throw weights_file_error(path, "its weights do not match its digest: corrupt");
+  if (const std::string p = sample_problem(arena, a, seed); !p.empty())
     throw weights_file_error(path, p);
 }
 
@@ -647,18 +703,18 @@ Model map_checked(const std::string& path, uint64_t seed, const Config& config,
   std::memcpy(&h, map.get(), sizeof h);
   if (const std::string p = header_problem(h, expected_header(seed, config, a)); !p.empty())
     throw weights_file_error(path, p);
-  if (bytes != WEIGHTS_HEADER_BYTES + a.floats * sizeof(float))
+  if (bytes != HEADER_BYTES + a.bytes)
     throw weights_file_error(path, "has the wrong size: cut off?");
-  float* floats = reinterpret_cast<float*>(static_cast<char*>(map.get()) + WEIGHTS_HEADER_BYTES);
-  if (const std::string p = sample_problem(floats, a, seed); !p.empty())
+  unsigned char* arena = static_cast<unsigned char*>(map.get()) + HEADER_BYTES;
+  if (const std::string p = sample_problem(arena, a, seed); !p.empty())
     throw weights_file_error(path, p);
   if (copy) {
     for (int token : {copy->first, copy->second})
       if (token < 0 || token >= config.vocab)
         throw ModelError("map_synthetic_file: token " + std::to_string(token) + " is not in [0, " +
                          std::to_string(config.vocab) + ")");
-    // wte transposed, [d_model, vocab] in panels: column `to` lies in one panel.
-    float* wte = floats + a.offset[0];
+    // wte transposed, [d_model, vocab] in bfloat16 panels: column `to` lies in one panel.
+    uint16_t* wte = reinterpret_cast<uint16_t*>(arena + a.offset[0]);
     const int n_in = config.d_model;
     const size_t first = kernels::panel_index(n_in, 0, copy->second);
     const size_t last = kernels::panel_index(n_in, n_in - 1, copy->second);
@@ -673,7 +729,7 @@ Model map_checked(const std::string& path, uint64_t seed, const Config& config,
           wte[kernels::panel_index(n_in, k, copy->first)];
     ::mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ);
   }
-  return detail::Access::on_mapped_weights(config, std::move(map), floats);
+  return detail::Access::on_mapped_weights(config, std::move(map), arena);
 }
 
 }  // namespace
@@ -689,13 +745,16 @@ Model map_synthetic_file_with_token_row_copied(const std::string& path, uint64_t
 }
 
 Model detail::Access::on_mapped_weights(const Config& config, std::shared_ptr<void> mapping,
-                                        const float* floats) {
+                                        const unsigned char* arena) {
   const std::vector<TensorSpec> specs = tensor_specs(config);
   const std::vector<int> order = storage_order(specs);
   size_t total = 0;
-  const std::vector<size_t> offset = arena_offsets(specs, order, total);
+  const std::vector<size_t> offset = arena_offsets(specs, order, true, total);
   auto impl = std::make_unique<Model::Impl>(config);
-  for (int id : order) impl->w.set(specs[id], floats + offset[id], is_matrix(specs[id]));
+  for (int id : order) {
+    const bool matrix = is_matrix(specs[id]);
+    impl->w.set(specs[id], arena + offset[id], matrix, matrix);
+  }
   impl->mapping = std::move(mapping);
   return Model(std::move(impl));
 }
@@ -853,9 +912,9 @@ Model Model::load_safetensors(const std::string& path) {
       copied.push_back(spec.id);
     }
   }
-  const std::vector<size_t> offset = impl->place_in_arena(specs, copied);
+  const std::vector<size_t> offset = impl->place_in_arena(specs, copied, false);
   fill(
-      specs, copied, offset, impl->arena.data(),
+      specs, copied, offset, impl->arena.data(), false,
       [&info](const TensorSpec& spec, uint64_t begin, uint64_t end, float* out) {
         const safetensors::TensorInfo& t = *info[spec.id];
         for (uint64_t i = begin; i < end; ++i) out[i - begin] = read_element(t.data, t.dtype, i);
@@ -996,8 +1055,8 @@ namespace detail {
 
 ThreadPool& Access::pool(const Model& model) { return *model.impl_->pool; }
 
-std::span<const float> Access::owned_weights(const Model& model) {
-  return {model.impl_->arena.data(), model.impl_->arena.size()};
+std::span<const unsigned char> Access::owned_weights(const Model& model) {
+  return {model.impl_->arena.data(), model.impl_->arena.bytes()};
 }
 
 void attention_scores(const float* q, const float* k, int n, int stride, int dim, float scale,

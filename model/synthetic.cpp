@@ -1,5 +1,7 @@
 #include "synthetic.hpp"
 
+#include "numerics.hpp"
+
 namespace gpt2 {
 
 namespace {
@@ -41,12 +43,17 @@ inline uint64_t tensor_key(uint64_t seed, int tensor_id) {
   return mix(seed + GOLDEN * (static_cast<uint64_t>(tensor_id) + 1));
 }
 
+// A matrix value with its low 16 bits cleared: a bfloat16, so that the model can keep the
+// matrices in half the bytes and widen them exactly (DETERMINISM.md, "Synthetic weights").
+inline float cut_to_bf16(float v) { return numerics::float_from_bits(numerics::float_bits(v) & 0xffff0000u); }
+
 }  // namespace
 
 float synthetic_value(uint64_t seed, int tensor_id, TensorKind kind, uint64_t index) {
   const float g = unit_value(mix(tensor_key(seed, tensor_id) + GOLDEN * (index + 1)));
   const float amp = amplitude(kind);
-  return kind == TensorKind::norm_weight ? 1.0f + g * amp : g * amp;
+  if (kind == TensorKind::norm_weight) return 1.0f + g * amp;
+  return kind == TensorKind::matrix ? cut_to_bf16(g * amp) : g * amp;
 }
 
 // The 16-bit sum u as a signed integer.
@@ -67,6 +74,10 @@ void synthetic_fill(uint64_t seed, int tensor_id, TensorKind kind, uint64_t begi
   if (kind == TensorKind::norm_weight) {
     for (uint64_t i = 0; i < n; ++i, z += GOLDEN) {
       out[i] = 1.0f + static_cast<float>(centred_sum(mix(z))) * scaled_amp;
+    }
+  } else if (kind == TensorKind::matrix) {
+    for (uint64_t i = 0; i < n; ++i, z += GOLDEN) {
+      out[i] = cut_to_bf16(static_cast<float>(centred_sum(mix(z))) * scaled_amp);
     }
   } else {
     for (uint64_t i = 0; i < n; ++i, z += GOLDEN) {

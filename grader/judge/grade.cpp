@@ -18,6 +18,7 @@
 #include "judge/answer.hpp"
 #include "judge/localize.hpp"
 #include "judge/stage_fixtures.hpp"
+#include "synthetic_file_header.hpp"  // model/include: the weights file's header, header-only
 #include "sandbox/crash.hpp"
 #include "sandbox/process.hpp"
 #include "wire/digest.hpp"
@@ -261,18 +262,15 @@ std::optional<sandbox::SharedFile> weights_file(const Stage& stage, const GradeO
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) return {};
   const uintmax_t size = std::filesystem::file_size(file, ec);
-  char header[48] = {};
+  gpt2::synthetic_file::Header header{};
   std::ifstream in(file, std::ios::binary);
-  in.read(header, sizeof header);
-  uint64_t file_seed = 0, floats = 0;
-  std::memcpy(&file_seed, header + 8, 8);
-  std::memcpy(&floats, header + 40, 8);
+  in.read(reinterpret_cast<char*>(&header), sizeof header);
   std::string problem;
-  if (!in || std::memcmp(header, "KVCSYNW1", 8) != 0)
-    problem = "not a synthetic weights file";
-  else if (file_seed != seed)
-    problem = "made for seed " + std::to_string(file_seed);
-  else if (ec || size != 4096 + 4 * uintmax_t(floats))
+  if (!in || !gpt2::synthetic_file::has_magic(header))
+    problem = "not a synthetic weights file of this format";
+  else if (header.seed != seed)
+    problem = "made for seed " + std::to_string(header.seed);
+  else if (ec || size != gpt2::synthetic_file::file_bytes(header))
     problem = "its size is not its header's: cut off?";
   if (!problem.empty())
     throw std::runtime_error(

@@ -1,6 +1,6 @@
 // make-weights: writes the synthetic GPT-2 small weights of the decode stages to a file,
 // once, at build time (gpt2::write_synthetic_file), so that each runner maps them
-// (read-only, in place) instead of generating 124M floats. Trusted code: the build runs
+// (read-only, in place) instead of generating 124M values. Trusted code: the build runs
 // it, never a runner.
 //
 //   make-weights --seed 2026 --out build/weights/gpt2-small-2026.weights

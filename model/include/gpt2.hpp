@@ -60,9 +60,9 @@ class Model {
  public:
   // Seeded synthetic weights with GPT-2-like scale (see DETERMINISM.md: "Synthetic
   // weights" and synthetic.hpp). The same seed and config give the same bits on every
-  // machine. Generated on all cores: GPT-2 small (124M values, 500 MB) takes about
-  // 0.15 s on this project's 2-core machine when it is otherwise idle, 0.3 s when other
-  // work shares it (a good part of it is the kernel zeroing fresh pages).
+  // machine. The matrices' values are bfloat16 and kept as such (248 MB of GPT-2 small's
+  // 250 MB; the rest floats). Generated on all cores: about 0.5 CPU-s on this project's
+  // machine (`kvc bench`'s synthetic_s on one thread).
   static Model synthetic(uint64_t seed, const Config& config = gpt2_small());
   // A Hugging Face GPT-2 model.safetensors, memory-mapped: F32 tensors are used in place;
   // F16/BF16 ones are converted to F32 on load, and wte is copied (transposed, for the

@@ -1,10 +1,11 @@
 // Model::synthetic's weights kept in a file, so that a program that needs them often (the
-// course's runners, one per stage) maps them instead of generating 124M floats each time.
+// course's runners, one per stage) maps them instead of generating 124M values each time.
 //
 // The file holds the weights as the model stores them: a 4 KiB header (format, seed,
-// config, a signature of the layout and the generator, a digest of the floats), then the
-// floats in the model's own layout (matrices in panels, wte transposed). Mapped, they are
-// used in place: the same bits as Model::synthetic(seed, config).
+// config, a signature of the layout and the generator, a digest of the weights:
+// synthetic_file_header.hpp), then the weights in the model's own layout (matrices as
+// bfloat16 panels, wte transposed; the rest floats). Mapped, they are used in place: the
+// same bits as Model::synthetic(seed, config).
 #pragma once
 
 #include <cstdint>

@@ -46,21 +46,36 @@ TEST(synthetic, invalid_configs_are_rejected) {
 }
 
 // Pinned values (computed independently from the formula in synthetic.hpp): if these
-// change, every fixture made from synthetic weights changes too.
+// change, every fixture made from synthetic weights changes too. Matrix values are g * amp
+// (0xbb93c6cf, 0x3c052f1e, 0xbafecb5e) cut to bfloat16.
 TEST(synthetic, values_are_pinned) {
-  EXPECT_EQ(bits_of(gpt2::synthetic_value(1, 0, gpt2::TensorKind::matrix, 0)), 0xbb93c6cfu);
-  EXPECT_EQ(bits_of(gpt2::synthetic_value(1, 0, gpt2::TensorKind::matrix, 12345)), 0x3c052f1eu);
-  EXPECT_EQ(bits_of(gpt2::synthetic_value(7, 6, gpt2::TensorKind::matrix, 99)), 0xbafecb5eu);
+  EXPECT_EQ(bits_of(gpt2::synthetic_value(1, 0, gpt2::TensorKind::matrix, 0)), 0xbb930000u);
+  EXPECT_EQ(bits_of(gpt2::synthetic_value(1, 0, gpt2::TensorKind::matrix, 12345)), 0x3c050000u);
+  EXPECT_EQ(bits_of(gpt2::synthetic_value(7, 6, gpt2::TensorKind::matrix, 99)), 0xbafe0000u);
   EXPECT_EQ(bits_of(gpt2::synthetic_value(1, 4, gpt2::TensorKind::norm_weight, 3)), 0x3f7f2d66u);
 }
 
 TEST(synthetic, fill_equals_value_by_value) {
-  std::vector<float> v(1000);
-  gpt2::synthetic_fill(42, 9, gpt2::TensorKind::bias, 500, 1500, v.data());
-  for (int i = 0; i < 1000; ++i) {
-    ASSERT_EQ(bits_of(v[i]),
-              bits_of(gpt2::synthetic_value(42, 9, gpt2::TensorKind::bias, 500 + i)));
+  for (gpt2::TensorKind kind : {gpt2::TensorKind::bias, gpt2::TensorKind::matrix,
+                                gpt2::TensorKind::norm_weight, gpt2::TensorKind::position}) {
+    std::vector<float> v(1000);
+    gpt2::synthetic_fill(42, 9, kind, 500, 1500, v.data());
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_EQ(bits_of(v[i]), bits_of(gpt2::synthetic_value(42, 9, kind, 500 + i)))
+          << "kind " << static_cast<int>(kind) << ", element " << 500 + i;
+    }
   }
+}
+
+TEST(synthetic, every_matrix_value_is_a_bfloat16) {
+  std::vector<float> v(100000);
+  gpt2::synthetic_fill(3, 6, gpt2::TensorKind::matrix, 0, v.size(), v.data());
+  int nonzero = 0;
+  for (float x : v) {
+    ASSERT_EQ(bits_of(x) & 0xffffu, 0u) << x;
+    nonzero += x != 0.0f;
+  }
+  EXPECT_GT(nonzero, 99000);
 }
 
 TEST(synthetic, scales_are_gpt2_like) {
@@ -125,7 +140,10 @@ TEST(synthetic, gpt2_small_model_has_the_real_shape) {
   EXPECT_EQ(c.d_model, 768);
   EXPECT_EQ(c.n_ctx, 1024);
   EXPECT_EQ(c.vocab, 50257);
-  EXPECT_EQ(m.decode_weight_bytes(), 4u * (124439808u - 1024u * 768u + 768u));
+  // The matrices as bfloat16 (2 bytes), everything else as floats, and one row of wpe.
+  const uint64_t matrices = 50257u * 768u + 12u * (768u * 2304u + 768u * 768u + 2u * 768u * 3072u);
+  EXPECT_EQ(m.decode_weight_bytes(),
+            2u * matrices + 4u * (124439808u - 1024u * 768u - matrices + 768u));
   int token = 50256, pos = 1023;
   std::vector<float> x(768);
   m.embed(&token, &pos, 1, x.data());

@@ -258,8 +258,11 @@ BenchResult run_bench(const BenchOptions& o) {
 
   // Decode, alternating with the streaming read of the same bytes.
   r.decode_weight_bytes = m.decode_weight_bytes();
-  const std::span<const float> weights = detail::Access::owned_weights(m);
-  const size_t n_read = std::min(weights.size(), static_cast<size_t>(r.decode_weight_bytes / 4));
+  // The read streams the first decode_weight_bytes of the arena as floats (the arena holds
+  // the matrices as bfloat16, but a read is a read).
+  const std::span<const unsigned char> arena = detail::Access::owned_weights(m);
+  const size_t n_read = std::min(arena.size(), static_cast<size_t>(r.decode_weight_bytes)) / 4;
+  const std::span<const float> weights(reinterpret_cast<const float*>(arena.data()), n_read);
   decode_step(m, tokens[n], n, cache, logits);  // warm-up
   sink = sink + streaming_read(pool, weights.data(), n_read);
   std::vector<double> decode_times, read_times;

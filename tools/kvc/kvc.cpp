@@ -84,7 +84,7 @@ void add_model_options(CLI::App* sub, ModelOptions& o) {
 }
 
 // Loads the weights; for synthetic ones the tokens are checked first (the config is
-// known), so a bad token fails fast instead of after making 500 MB of weights.
+// known), so a bad token fails fast instead of after making 250 MB of weights.
 gpt2::Model load_model(const ModelOptions& o, const std::vector<int>& tokens) {
   if (o.synthetic && !o.weights.empty()) {
     throw BadInput("give either --weights FILE or --synthetic, not both");

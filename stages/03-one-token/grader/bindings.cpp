@@ -142,7 +142,7 @@ const gpt2::Model& base_model_for(const json& weights) {
         weights.dump());
   g_variant.reset();  // it reads the old weights
   g_variant_spec.clear();
-  g_model.reset();  // free the old weights first: one GPT-2 small is about 500 MB
+  g_model.reset();  // free the old weights first: one GPT-2 small is about 250 MB
   const uint64_t seed = base["seed"].get<uint64_t>();
   g_model = std::make_unique<gpt2::Model>(g_weights_file.empty()
                                               ? gpt2::Model::synthetic(seed)

@@ -430,7 +430,7 @@ TEST(grader_cli, a_broken_weights_file_stops_the_grading_naming_it) {
              state));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(contains(
-      r.output, "the weights file " + file.string() + " is broken (not a synthetic weights file)"))
+      r.output, "the weights file " + file.string() + " is broken (not a synthetic weights file of this format)"))
       << r.output;
   // A stage without weights does not read it.
   r = run(grader(
