@@ -133,4 +133,21 @@ ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>&
   not_implemented("run_generate_from (adapters/adapters.cpp)");
 }
 
+Q8Blocks run_q8_blocks(const std::vector<float>& values) {
+  // values: [n_blocks * 32]; scales: [n_blocks]; codes, dequantized: [n_blocks * 32]
+  // TODO: each block of 32 quantized with quantize_q8_0, its scale and codes kept, and the
+  // block read back with dequantize_q8_0.
+  (void)values;
+  not_implemented("run_q8_blocks (adapters/adapters.cpp)");
+}
+
+Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
+  // run.logits: [n_steps, vocab], step 0 first
+  // TODO: a fresh Q8Run in which the tokens are decoded one step each with decode_step_q8,
+  // in order, and every step's logits kept.
+  (void)model;
+  (void)tokens;
+  not_implemented("run_q8_decode (adapters/adapters.cpp)");
+}
+
 }  // namespace course

@@ -1,6 +1,10 @@
 // Reference solution for adapters/adapters.cpp.
 #include "course/adapters.hpp"
 
+#include <span>
+#include <stdexcept>
+#include <string>
+
 namespace course {
 
 std::vector<CacheSnapshot> run_cache_plan(const std::vector<CacheOp>& plan) {
@@ -215,6 +219,30 @@ ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>&
     GenerateRun& c = run.continued.emplace_back();
     c.cache = run.saved.cache.clone();  // a deep copy: the saved prefix stays as it is
     c.generated = generate_greedy(model, c.cache, suffix, max_new_tokens);
+  }
+  return run;
+}
+
+Q8Blocks run_q8_blocks(const std::vector<float>& values) {
+  if (values.size() % q8_block != 0)
+    throw std::invalid_argument("run_q8_blocks: " + std::to_string(values.size()) +
+                                " values are not whole blocks of 32");
+  Q8Blocks out;
+  out.dequantized.resize(values.size());
+  for (size_t b = 0; b < values.size() / q8_block; ++b) {
+    const Q8Block block = quantize_q8_0(std::span<const float>(values).subspan(b * q8_block, q8_block));
+    out.scales.push_back(block.scale);
+    out.codes.insert(out.codes.end(), block.codes.begin(), block.codes.end());
+    dequantize_q8_0(block, std::span<float>(out.dequantized).subspan(b * q8_block, q8_block));
+  }
+  return out;
+}
+
+Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
+  Q8Run run;
+  for (int token : tokens) {
+    std::vector<float> step = decode_step_q8(model, run.cache, token);  // [vocab]
+    run.logits.insert(run.logits.end(), step.begin(), step.end());
   }
   return run;
 }

@@ -11,6 +11,7 @@
 #include "course/kvcache.hpp"
 #include "course/paged.hpp"
 #include "course/prefix_cache.hpp"
+#include "course/quantized.hpp"
 
 namespace course {
 
@@ -213,5 +214,27 @@ struct ContinuedRun {
 // and the prefix goes through the model once in all).
 ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
                                const std::vector<std::vector<int>>& suffixes, int max_new_tokens);
+
+// ---- Stage quantized-kv ----------------------------------------------------------------
+
+// Blocks quantized and read back.
+struct Q8Blocks {
+  std::vector<uint16_t> scales;    // [n_blocks]: each block's fp16 scale bits
+  std::vector<int8_t> codes;       // [n_blocks * 32]: block b's codes at b*32 .. b*32+31
+  std::vector<float> dequantized;  // [n_blocks * 32]: each block read back
+};
+
+// `values` (a multiple of 32 floats) cut into blocks of 32 in order; each block
+// quantize_q8_0'd, and each block's dequantize_q8_0 read back.
+Q8Blocks run_q8_blocks(const std::vector<float>& values);
+
+// Logits and the quantized cache they were computed with.
+struct Q8Run {
+  std::vector<float> logits;  // [n_steps, vocab], step by step
+  QuantizedModelCache cache;  // after the last step
+};
+
+// A fresh QuantizedModelCache, then decode_step_q8 for each token in order.
+Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens);
 
 }  // namespace course
