@@ -131,7 +131,7 @@ void print_stage_list(std::ostream& out, const Progress& progress) {
     const int opened = progress.hints(s);
     if (opened > 0) state.resize(std::max<size_t>(state.size(), 8), ' ');  // "hints" in one column
     char line[160];
-    std::snprintf(line, sizeof line, "%d  %-20s %-28s %s", s.number, s.slug.c_str(),
+    std::snprintf(line, sizeof line, "%2d  %-20s %-28s %s", s.number, s.slug.c_str(),
                   s.title.c_str(), state.c_str());
     out << line;
     if (opened > 0)

@@ -36,10 +36,16 @@ TEST(grader_cli, lists_every_stage_in_order) {
   size_t at = 0;
   const course::json manifest =
       course::json::parse(testing_support::read_file(testing_support::source_dir() / "stages" / "manifest.json"));
+  size_t column = std::string::npos;
   for (const course::json& stage : manifest["stages"]) {
     const std::string slug = stage["slug"];
     size_t found = r.output.find(slug, at);
     ASSERT_NE(found, std::string::npos) << slug << " in order in:\n" << r.output;
+    // Every slug in one column, stage 11's as stage 1's.
+    const size_t line_start = r.output.rfind('\n', found);
+    const size_t col = found - (line_start == std::string::npos ? 0 : line_start + 1);
+    if (column == std::string::npos) column = col;
+    EXPECT_EQ(col, column) << slug << " in:\n" << r.output;
     at = found;
   }
 }
