@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "gen/builders.hpp"
+#include "q8_cases.hpp"
 #include "gen/decode_weights.hpp"
 #include "runner/weights.hpp"
 #include "wire/digest.hpp"
@@ -81,6 +82,8 @@ void require_read_back(const json& out) {
   }
 }
 
+}  // namespace
+
 CaseSpec q8_decode_case(std::string name, std::string checks, std::vector<int> tokens) {
   json input = {{"weights", decode_weights_spec()}, {"tokens", tokens}};
   // What quantizing costs here: these logits against the float cache's.
@@ -107,8 +110,6 @@ CaseSpec q8_decode_case(std::string name, std::string checks, std::vector<int> t
   };
   return {"quantized-kv", std::move(name), std::move(checks), "run_q8_decode", input, finalize};
 }
-
-}  // namespace
 
 std::vector<CaseSpec> cases() {
   std::vector<CaseSpec> cases;

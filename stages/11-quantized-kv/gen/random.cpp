@@ -1,9 +1,11 @@
 // The seeded generator's cases of this stage (gen/draw.hpp, cases_random.cpp): random
-// blocks, at random magnitudes, some with values that are exact ties after scaling.
+// blocks, at random magnitudes, some with values that are exact ties after scaling; and
+// every third case a short decode of random tokens on a q8_0 cache.
 #include <cmath>
 
 #include "gen/builders.hpp"
 #include "gen/draw.hpp"
+#include "q8_cases.hpp"
 
 namespace course::stage_quantized_kv {
 
@@ -13,6 +15,15 @@ std::vector<CaseSpec> random_cases(uint64_t seed, int count) {
   std::vector<CaseSpec> cases;
   for (int i = 0; i < count; ++i) {
     Draw d = draw_for(seed, "quantized-kv", i);
+    if (i % 3 == 1) {
+      const std::vector<int> tokens = d.tokens(d.between(1, 3));
+      cases.push_back(q8_decode_case(case_name(seed, i, "decode"),
+                                     "The random tokens " + list_text(tokens) +
+                                         " decoded on a q8_0 cache: every step's logits and every "
+                                         "layer's blocks.",
+                                     tokens));
+      continue;
+    }
     const int n_blocks = d.between(1, 4);
     Tensor t;
     t.shape = {n_blocks, 32};
