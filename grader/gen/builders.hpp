@@ -65,6 +65,12 @@ std::vector<int> slice(const std::vector<int>& v, size_t from, size_t to);
 CaseSpec trace_case(std::string name, std::string checks, int n_blocks, std::vector<std::vector<int>> prompts);
 // requests: [{"prompt": [ids], "max_new_tokens": n, "arrival": step}].
 CaseSpec serve_case(std::string name, std::string checks, int n_blocks, json requests);
+// One such request.
+json serve_request(std::vector<int> prompt, int max_new_tokens, int arrival);
+// A server's "requests" output ([{"tokens", "logits"}], by id) proved equal, request by
+// request, to the request alone with no cache (Model::forward's logits, greedy tokens);
+// returns it with the logits as digests, for the fixture.
+json served_alone(const json& requests, const json& served);
 
 // ---- greedy generation -----------------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "course/batching.hpp"
 #include "course/kvcache.hpp"
 #include "gpt2.hpp"
 #include "wire/tensor.hpp"
@@ -67,6 +68,15 @@ json cache_json(const ModelCache& cache);
 KVCache probe_cache(const json& input);
 // The rows one adapter call put through the model (gpt2::WorkCounts), for "work".
 json work_json(const gpt2::WorkCounts& w);
+
+// Helpers for the servers' bindings (defined with stage continuous-batching's,
+// stages/09-continuous-batching/grader/bindings.cpp).
+// input[name] as a whole number in [least, most]; BadInput naming it otherwise.
+int int_field(const json& input, const char* name, int least, int most);
+// input["requests"]: 1 to kMaxRequests of {"prompt", "max_new_tokens", "arrival"}.
+std::vector<Request> requests_field(const json& input, const gpt2::Model& model);
+// {"requests": [{"tokens", "logits": [max_new_tokens, vocab]}]}, by request id.
+json served_json(const std::vector<Served>& served, const std::vector<Request>& requests);
 
 // The demangled type of the exception being handled ("std::out_of_range"), for use inside
 // a catch block; "unknown" outside one.

@@ -89,6 +89,18 @@ void check_model_blocks(const json& input) {
   whole(field(input, "input", "n_blocks"), "input.n_blocks", 1, kMaxModelBlocks);
 }
 
+void check_requests(const json& input) {
+  const json& requests = field(input, "input", "requests");
+  if (!requests.is_array() || requests.empty() || requests.size() > size_t(kMaxRequests))
+    bad("input.requests", "must be a list of 1 to " + std::to_string(kMaxRequests) + " requests");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::string where = at("input.requests", i);
+    whole_list(field(requests[i], where, "prompt"), at(where, "prompt"), 0, kInputVocab - 1, 1);
+    whole(field(requests[i], where, "max_new_tokens"), at(where, "max_new_tokens"), 1, kMaxNewTokens);
+    whole(field(requests[i], where, "arrival"), at(where, "arrival"), 0, kMaxArrival);
+  }
+}
+
 int64_t check_probe_cache(const json& input) {
   const Tensor keys = tensor_at(field(input, "input", "keys"), "input.keys");
   const Tensor values = tensor_at(field(input, "input", "values"), "input.values");

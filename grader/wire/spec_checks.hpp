@@ -46,6 +46,9 @@ void check_tokens(const json& input, const char* name, const std::string& where)
 void check_token_lists(const json& input, const char* name);
 // input.n_blocks of a GPT-2 block pool.
 void check_model_blocks(const json& input);
+// input.requests of a server (stages continuous-batching, chunked-prefill): 1 to
+// kMaxRequests of {"prompt": [ids], "max_new_tokens", "arrival"}.
+void check_requests(const json& input);
 // One layer's [n, 768] keys and values (the attention probes, read_kvcache); returns n.
 int64_t check_probe_cache(const json& input);
 // input.max_new_tokens, and `positions` tokens before it with every new token but the last,

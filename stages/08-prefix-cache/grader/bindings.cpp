@@ -18,15 +18,6 @@ namespace course {
 
 namespace {
 
-
-int int_field(const json& input, const char* name, int least, int most) {
-  const json& n = field(input, name);
-  if (!n.is_number_integer() || n.get<int64_t>() < least || n.get<int64_t>() > most)
-    throw BadInput(std::string("\"") + name + "\" must be a whole number from " + std::to_string(least) + " to " +
-                   std::to_string(most));
-  return n.get<int>();
-}
-
 std::string key_hex(BlockKey key) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));

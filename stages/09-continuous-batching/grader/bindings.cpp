@@ -14,10 +14,9 @@
 #include "runner/weights.hpp"
 #include "wire/limits.hpp"
 
-namespace course::stage_continuous_batching {
+namespace course {
 
-namespace {
-
+// The server helpers of runner/bindings.hpp, shared with stage chunked-prefill.
 int int_field(const json& input, const char* name, int least, int most) {
   const json& n = field(input, name);
   if (!n.is_number_integer() || n.get<int64_t>() < least || n.get<int64_t>() > most)
@@ -42,7 +41,16 @@ std::vector<Request> requests_field(const json& input, const gpt2::Model& model)
   return out;
 }
 
-}  // namespace
+json served_json(const std::vector<Served>& served, const std::vector<Request>& requests) {
+  json out = json::array();
+  for (size_t i = 0; i < served.size(); ++i) {
+    const int64_t steps = i < requests.size() ? requests[i].max_new_tokens : 0;
+    out.push_back({{"tokens", served[i].tokens}, {"logits", logits_json(served[i].logits, steps, true)}});
+  }
+  return json{{"requests", out}};
+}
+
+namespace stage_continuous_batching {
 
 void register_adapters(AdapterTable& table) {
   table["run_serve"] = [](const json& input) {
@@ -50,18 +58,16 @@ void register_adapters(AdapterTable& table) {
     const int n_blocks = int_field(input, "n_blocks", 1, kMaxModelBlocks);
     const std::vector<Request> requests = requests_field(input, model);
     ServeResult r = serve(model, n_blocks, requests);
-    json out_requests = json::array();
-    for (size_t i = 0; i < r.requests.size(); ++i) {
-      const int64_t steps = i < requests.size() ? requests[i].max_new_tokens : 0;
-      out_requests.push_back({{"tokens", r.requests[i].tokens},
-                              {"logits", logits_json(r.requests[i].logits, steps, true)}});
-    }
+    json out = served_json(r.requests, requests);
     json steps = json::array();
     for (const StepLog& s : r.steps)
       steps.push_back(
           {{"prefilled", s.prefilled}, {"decoded", s.decoded}, {"free_blocks", s.free_blocks}});
-    return json{{"requests", out_requests}, {"steps", steps}};
+    out["steps"] = steps;
+    return out;
   };
 }
 
-}  // namespace course::stage_continuous_batching
+}  // namespace stage_continuous_batching
+
+}  // namespace course

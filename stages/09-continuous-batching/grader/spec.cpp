@@ -11,16 +11,7 @@ using namespace spec;
 void check_serve(const json& input) {
   check_input_weights(input);
   check_model_blocks(input);
-  const json& requests = field(input, "input", "requests");
-  if (!requests.is_array() || requests.empty() || requests.size() > size_t(kMaxRequests))
-    bad("input.requests", "must be a list of 1 to " + std::to_string(kMaxRequests) + " requests");
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const std::string where = at("input.requests", i);
-    whole_list(field(requests[i], where, "prompt"), at(where, "prompt"), 0, kInputVocab - 1, 1);
-    whole(field(requests[i], where, "max_new_tokens"), at(where, "max_new_tokens"), 1,
-          kMaxNewTokens);
-    whole(field(requests[i], where, "arrival"), at(where, "arrival"), 0, kMaxArrival);
-  }
+  check_requests(input);
 }
 
 // Each request's tokens and logits; per step, who was prefilled and decoded, and the free
