@@ -150,4 +150,14 @@ Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
   not_implemented("run_q8_decode (adapters/adapters.cpp)");
 }
 
+ChunkedResult run_serve_chunked(const gpt2::Model& model, int n_blocks, int budget,
+                                const std::vector<Request>& requests) {
+  // TODO: serve_chunked's result.
+  (void)model;
+  (void)n_blocks;
+  (void)budget;
+  (void)requests;
+  not_implemented("run_serve_chunked (adapters/adapters.cpp)");
+}
+
 }  // namespace course

@@ -247,4 +247,9 @@ Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens) {
   return run;
 }
 
+ChunkedResult run_serve_chunked(const gpt2::Model& model, int n_blocks, int budget,
+                                const std::vector<Request>& requests) {
+  return serve_chunked(model, n_blocks, budget, requests);
+}
+
 }  // namespace course

@@ -10,5 +10,6 @@ inline constexpr int kMaxModelBlocks = 256;  // a GPT-2 pool of twelve-layer blo
 inline constexpr int kMaxRequests = 64;      // prompts or requests in one case
 inline constexpr int kMaxNewTokens = 256;    // a request's token budget
 inline constexpr int kMaxArrival = 1000;     // the latest step a request may arrive at
+inline constexpr int kMaxBudget = 4096;      // a chunked server's rows per step
 
 }  // namespace course

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "course/chunked.hpp"
 #include "course/decode.hpp"
 #include "course/kvcache.hpp"
 #include "course/paged.hpp"
@@ -236,5 +237,11 @@ struct Q8Run {
 
 // A fresh QuantizedModelCache, then decode_step_q8 for each token in order.
 Q8Run run_q8_decode(const gpt2::Model& model, const std::vector<int>& tokens);
+
+// ---- Stage chunked-prefill -------------------------------------------------------------
+
+// serve_chunked over n_blocks blocks with `budget` rows a step: its result as it is.
+ChunkedResult run_serve_chunked(const gpt2::Model& model, int n_blocks, int budget,
+                                const std::vector<Request>& requests);
 
 }  // namespace course
