@@ -245,8 +245,8 @@ constexpr uint64_t FILL_JOB_ELEMENTS = 1 << 16;
 
 // Writes the tensors `ids` into the arena at byte `offset[id]` (vectors as they are,
 // matrices in the panel layout, wte transposed into panels, as bfloat16 when `bf16`), on
-// all the pool's threads. Throws ModelError if `bf16` and a matrix value is not a
-// bfloat16 (nothing would be lost in the cut only for such values).
+// all the pool's threads. Throws ModelError if `bf16` and a matrix value is not exactly
+// a bfloat16 (keeping its top 16 bits would lose the others).
 void fill(const std::vector<TensorSpec>& specs, const std::vector<int>& ids,
           const std::vector<size_t>& offset, unsigned char* base, bool bf16, const Source& source,
           ThreadPool& pool) {

@@ -77,7 +77,8 @@ class Model {
   // (wte[to], which both embeds the token and gives its logit) is a copy of token `from`'s.
   // After any context the two tokens then have the same logit, bit for bit: an exact tie,
   // for checking a sampler's rule on ties. The new model owns its wte (vocab * d_model
-  // floats) and reads every other weight from this model, which must outlive it; its
+  // values, stored as this model stores them: bfloat16 for synthetic weights) and reads
+  // every other weight from this model, which must outlive it; its
   // work counters and threads are its own. Throws ModelError for a token id out of range.
   Model with_token_row_copied(int from, int to) const;
 
