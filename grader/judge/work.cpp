@@ -90,6 +90,10 @@ std::string fed_back_story(const Fixture& fx) {
   return count_text(n_new - 1, "new token") + " fed back";
 }
 
+std::string tokens_story(const Fixture& fx) {
+  return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token");
+}
+
 std::string saved_prefix_story(const Fixture& fx) {
   return std::to_string(fx.input.value("prefix", json::array()).size()) + " prefix + " +
          joined_sizes(sizes_of(fx.input.value("suffixes", json()))) + " suffix tokens";

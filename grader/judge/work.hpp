@@ -18,6 +18,8 @@ std::vector<int> sizes_of(const json& lists);
 std::string joined_sizes(const std::vector<int>& sizes);
 // "5 new tokens fed back": every generated token but the last goes through the model.
 std::string fed_back_story(const Fixture& fx);
+// "6 tokens": the input's "tokens", decoded one at a time (stages one-token, quantized-kv).
+std::string tokens_story(const Fixture& fx);
 // "6 prefix + 1 + 2 suffix tokens".
 std::string saved_prefix_story(const Fixture& fx);
 // "work: each layer took 9 rows".

@@ -13,10 +13,7 @@ namespace course::stage_quantized_kv {
 namespace {
 
 const WorkRules kDecodeWork = {
-    .positions_story =
-        [](const Fixture& fx) {
-          return count_text(int64_t(fx.input.value("tokens", json::array()).size()), "token");
-        },
+    .positions_story = tokens_story,
     .learner_held = held_by_fresh_cache,
     .note = [](const Fixture&, int64_t n) { return each_layer_took(n) + ", one per token"; },
 };
