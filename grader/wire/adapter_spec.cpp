@@ -192,6 +192,13 @@ void work_member(const json& object, const std::string& where) {
   });
 }
 
+void served_requests_member(const json& output) {
+  list_member(output, "output", "requests", [](const json& r, const std::string& where) {
+    int_list_member(r, where, "tokens");
+    tensor_member(r, where, "logits");
+  });
+}
+
 void gpt2_run_output(const json& output) {
   cache_members(output, "output");
   tensor_member(output, "output", "logits");

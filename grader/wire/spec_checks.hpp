@@ -79,6 +79,9 @@ void object_member(const json& object, const std::string& where, const char* nam
 // "forward_tokens").
 void cache_members(const json& object, const std::string& where);
 void work_member(const json& object, const std::string& where);
+// A server's "requests" (stages continuous-batching, chunked-prefill): each request's
+// "tokens" and the "logits" they were chosen from.
+void served_requests_member(const json& output);
 // A GPT-2 run's output (decode, prefill, generation): its cache, its "logits" and its work.
 void gpt2_run_output(const json& output);
 // An attention probe's output: {"out": a tensor}.

@@ -17,10 +17,7 @@ void check_serve(const json& input) {
 // Each request's tokens and logits; per step, who was prefilled and decoded, and the free
 // blocks after it.
 void serve_output(const json& output) {
-  list_member(output, "output", "requests", [](const json& r, const std::string& where) {
-    int_list_member(r, where, "tokens");
-    tensor_member(r, where, "logits");
-  });
+  served_requests_member(output);
   list_member(output, "output", "steps", [](const json& step, const std::string& where) {
     int_list_member(step, where, "prefilled");
     int_list_member(step, where, "decoded");

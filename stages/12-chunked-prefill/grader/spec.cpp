@@ -18,10 +18,7 @@ void check_serve_chunked(const json& input) {
 // Each request's tokens and logits; per step, who was admitted and decoded, the prompt
 // pieces, and the free blocks after it; the rows through the model.
 void serve_chunked_output(const json& output) {
-  list_member(output, "output", "requests", [](const json& r, const std::string& where) {
-    int_list_member(r, where, "tokens");
-    tensor_member(r, where, "logits");
-  });
+  served_requests_member(output);
   list_member(output, "output", "steps", [](const json& step, const std::string& where) {
     int_list_member(step, where, "admitted");
     int_list_member(step, where, "decoded");
