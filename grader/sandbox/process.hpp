@@ -32,7 +32,7 @@ Captured capture_output(const std::vector<std::string>& args, size_t max_bytes,
                         std::chrono::milliseconds timeout, bool quiet);
 
 // What one exchange may take: CPU time of the runner (user + system, all its threads, as
-// the kernel counts it in /proc/PID/stat), and a wall-clock backstop, many times larger,
+// the kernel's clock for that process counts it, and the children it waited for), and a wall-clock backstop, many times larger,
 // for a runner that sleeps or blocks instead of computing.
 struct Budget {
   double cpu_seconds = 5;
