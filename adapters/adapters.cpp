@@ -133,6 +133,19 @@ ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>&
   not_implemented("run_generate_from (adapters/adapters.cpp)");
 }
 
+GenerateRun run_speed(const gpt2::Model& model, int past, uint64_t past_seed,
+                      const std::vector<int>& prompt, int max_new_tokens) {
+  // run.cache: past + prompt + max_new_tokens - 1 positions a layer at the end
+  // TODO: a fresh GenerateRun whose cache first gets the made-up past (fill_past, given in
+  // course/speed.hpp), then generate_greedy of the prompt on that cache.
+  (void)model;
+  (void)past;
+  (void)past_seed;
+  (void)prompt;
+  (void)max_new_tokens;
+  not_implemented("run_speed (adapters/adapters.cpp)");
+}
+
 Q8Blocks run_q8_blocks(const std::vector<float>& values) {
   // values: [n_blocks * 32]; scales: [n_blocks]; codes, dequantized: [n_blocks * 32]
   // TODO: each block of 32 quantized with quantize_q8_0, its scale and codes kept, and the

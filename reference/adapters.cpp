@@ -223,6 +223,14 @@ ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>&
   return run;
 }
 
+GenerateRun run_speed(const gpt2::Model& model, int past, uint64_t past_seed,
+                      const std::vector<int>& prompt, int max_new_tokens) {
+  GenerateRun run;
+  fill_past(run.cache, past, past_seed);
+  run.generated = generate_greedy(model, run.cache, prompt, max_new_tokens);
+  return run;
+}
+
 Q8Blocks run_q8_blocks(const std::vector<float>& values) {
   if (values.size() % q8_block != 0)
     throw std::invalid_argument("run_q8_blocks: " + std::to_string(values.size()) +

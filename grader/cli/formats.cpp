@@ -115,7 +115,8 @@ json gradescope_results(const std::vector<StageResult>& results, double executio
     if (!r.cases.empty()) score += r.stage->points * passed / double(r.cases.size());
     for (const CaseResult& c : r.cases) {
       const bool ok = c.status == CaseStatus::passed;
-      std::string output = ok ? "checks: " + c.checks + "\n" : failure_text(c);
+      std::string output =
+          ok ? "checks: " + c.checks + "\n" + (c.note.empty() ? "" : c.note + "\n") : failure_text(c);
       output += output_text(c);
       tests.push_back({{"name", test_name(r, c)},
                        {"score", ok ? each : 0.0},
@@ -127,7 +128,17 @@ json gradescope_results(const std::vector<StageResult>& results, double executio
                        {"visibility", c.origin == CaseOrigin::hidden ? "after_published" : "visible"}});
     }
   }
-  return gradescope_document(score, summary(results), tests, execution_seconds);
+  json doc = gradescope_document(score, summary(results), tests, execution_seconds);
+  // Stage speed's figures as a leaderboard (Gradescope shows it when the assignment has one).
+  for (const StageResult& r : results)
+    if (r.speed && r.speed->measured) {
+      doc["leaderboard"] = json::array(
+          {{{"name", "Tokens per CPU-second"}, {"value", std::round(r.speed->tokens_per_s * 10) / 10}},
+           {{"name", "Of the model's own loop"}, {"value", std::round(r.speed->ratio * 100) / 100}},
+           {{"name", "Of the memory's bound"},
+            {"value", std::round(r.speed->bandwidth_fraction * 100) / 100}}});
+    }
+  return doc;
 }
 
 json gradescope_error(const std::string& message, double execution_seconds) {

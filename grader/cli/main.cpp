@@ -574,7 +574,9 @@ std::vector<StageResult> grade_stages(const Cli& cli, const std::vector<const St
       if (todo.size() > 1) out << "\n";
     }
     if (run.track_progress && cli.only_case.empty()) {
-      progress.status[s->slug] = results.back().all_passed() ? "passed" : "failing";
+      const StageResult& r = results.back();
+      progress.record(s->slug, r.all_passed(), r.speed ? r.speed->tokens_per_s : 0,
+                      r.speed ? r.speed->ratio : 0);
       progress.save(run.progress_file);
     }
   }
@@ -632,6 +634,7 @@ int prepare_run(Cli& cli, const std::vector<const Stage*>& todo, Output& output,
   run.options.fixtures_root = cli.fixtures_dir;
   run.options.explicit_cpu_seconds = cli.timeout_s;
   run.options.weights_dir = build_dir(cli) / "weights";
+  run.options.speed_baseline = (exe_dir() / "speed-baseline").string();
   run.options.only_case = cli.only_case;
   run.options.hidden_root = cli.hidden_dir;
   run.options.keep_failed_outputs = !cli.report_file.empty() || cli.watch;

@@ -37,6 +37,13 @@ Progress Progress::load(const std::filesystem::path& file) {
       for (auto it = j["hints"].begin(); it != j["hints"].end(); ++it)
         if (it.value().is_number_integer() && it.value().get<long long>() > 0)
           p.hints_opened[it.key()] = int(std::min<long long>(it.value().get<long long>(), 1000));
+    if (j.contains("speed") && j["speed"].is_object())
+      for (auto it = j["speed"].begin(); it != j["speed"].end(); ++it) {
+        const json& v = it.value();
+        if (v.is_object() && v.contains("tokens_per_s") && v["tokens_per_s"].is_number() &&
+            v.contains("ratio") && v["ratio"].is_number())
+          p.speed[it.key()] = {v["tokens_per_s"].get<double>(), v["ratio"].get<double>()};
+      }
   } catch (const std::exception&) {
     return Progress{};  // a damaged file only forgets progress
   }
@@ -90,6 +97,8 @@ bool Progress::save(const std::filesystem::path& file) const {
   std::filesystem::create_directories(file.parent_path(), ec);
   json j = {{"stages", status}};
   if (!hints_opened.empty()) j["hints"] = hints_opened;
+  for (const auto& [slug, sp] : speed)
+    j["speed"][slug] = {{"tokens_per_s", sp.tokens_per_s}, {"ratio", sp.ratio}};
   std::filesystem::path tmp = file;
   tmp += ".tmp";
   std::string why;
@@ -124,6 +133,11 @@ const Stage* Progress::first_unpassed() const {
   return nullptr;
 }
 
+void Progress::record(const std::string& slug, bool passed, double tokens_per_s, double ratio) {
+  status[slug] = passed ? "passed" : "failing";
+  if (tokens_per_s > 0) speed[slug] = {tokens_per_s, ratio};
+}
+
 void print_stage_list(std::ostream& out, const Progress& progress) {
   const Stage* next = progress.first_unpassed();
   for (const Stage& s : stage_table()) {
@@ -136,6 +150,12 @@ void print_stage_list(std::ostream& out, const Progress& progress) {
     out << line;
     if (opened > 0)
       out << " hints " << opened << "/" << s.hints.size();
+    if (auto it = progress.speed.find(s.slug); it != progress.speed.end()) {
+      char speed[96];
+      std::snprintf(speed, sizeof speed, "  %.1f tokens per CPU-second, %.2f of the model's loop",
+                    it->second.tokens_per_s, it->second.ratio);
+      out << speed;
+    }
     out << (&s == next ? "   <- next" : "") << "\n";
   }
 }

@@ -542,7 +542,8 @@ class Session {
     exit_code_ = passed ? 0 : 1;
     if (o_.track_progress) {
       Progress progress = Progress::load(o_.progress_file);
-      progress.status[stage_->slug] = passed ? "passed" : "failing";
+      progress.record(stage_->slug, passed, result.speed ? result.speed->tokens_per_s : 0,
+                      result.speed ? result.speed->ratio : 0);
       progress.save(o_.progress_file);
     }
     footer_ = footer(build_seconds, result.seconds);

@@ -36,7 +36,9 @@ std::vector<Record> grade_variant(const Variant& v, const Stage& stage, const St
   options.weights_dir = o.weights_dir;
   const StageResult result = grade_cases(stage, cases, options);
   std::vector<Record> records;
-  for (const CaseResult& c : result.cases) {
+  // One record per case: not the speed verdict that follows a stage's timed cases.
+  for (size_t i = 0; i < cases.fixtures.size() && i < result.cases.size(); ++i) {
+    const CaseResult& c = result.cases[i];
     Record r;
     if (c.status == CaseStatus::passed)
       r.digest = kMistakePasses;

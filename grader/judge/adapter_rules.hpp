@@ -51,6 +51,9 @@ struct AdapterRules {
   // most replay_runs(fx) runs (0: none), read by locate_by_runs.
   int (*replay_runs)(const Fixture& fx) = nullptr;
   Lines (*locate_by_runs)(const Fixture& fx, const json& actual, const PlanRunner& run) = nullptr;
+  // Stage speed: a case of this adapter whose input says "timed": true is also timed
+  // against the model's own loop (judge/speed.hpp), once its numbers pass.
+  bool timed = false;
 };
 
 // Each stage's rules (stage_<id>::adapter_rules in its grader/rules.cpp), in course order:

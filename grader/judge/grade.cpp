@@ -553,6 +553,7 @@ class Lane {
     const CaseBudget budget = case_budget(fx, options);
     Exchange ex = runner_.exchange(case_request(fx, fx.input), budget.budget, answer_cap(fx));
     judge_within_budget(fx, ex, budget, options.runner, r);
+    if (r.status == CaseStatus::passed && is_timed(fx)) time_against_baseline(fx, ex, r);
     if (r.status == CaseStatus::failed && r.origin != CaseOrigin::hidden && divergence_runs(fx) > 0)
       locate_by_runs(fx, ex, budget, runner_, r);
     // A hidden case's outputs, like its input, never leave the grader.
@@ -569,6 +570,28 @@ class Lane {
   void stop() { runner_.stop(); }
 
  private:
+  // A timed case that passed: the runner's CPU time for it beside the model's own loop's
+  // on the same input, run right after (judge/speed.hpp).
+  void time_against_baseline(const Fixture& fx, const Exchange& ex, CaseResult& r) {
+    if (g_.options.speed_baseline.empty()) {
+      r.speed_problem = "this grader was not given the speed-baseline program";
+      return;
+    }
+    if (!g_.weights) {
+      r.speed_problem = "there is no weights file for the model's own loop to map (the build writes it)";
+      return;
+    }
+    if (ex.cpu_seconds <= 0) {
+      r.speed_problem = "the runner's CPU time could not be read";
+      return;
+    }
+    SpeedSample sample;
+    sample.learner_cpu_s = ex.cpu_seconds;
+    const uint64_t seed = g_.stage.setup["weights"]["seed"].get<uint64_t>();
+    r.speed_problem = run_speed_baseline(g_.options.speed_baseline, g_.weights->source, seed, fx, sample);
+    if (r.speed_problem.empty()) r.speed = sample;
+  }
+
   static sandbox::Config config_for(sandbox::Config config, int slot) {
     config.slot = slot;
     return config;
@@ -704,6 +727,16 @@ StageResult grade_cases(const Stage& stage, const StageCases& cases, const Grade
     lane.stop();
   }
   identify_mistakes(fixtures, result);
+  if (std::any_of(fixtures.begin(), fixtures.end(), is_timed)) {
+    // The verdict sums up the visible timed cases, so it comes right after the visible
+    // cases, before the hidden and random ones (which are not timed).
+    SpeedSummary summary;
+    CaseResult verdict = speed_verdict(fixtures, result.cases, summary);
+    const auto visible = std::count(cases.origins.begin(), cases.origins.end(), CaseOrigin::visible);
+    result.cases.insert(result.cases.begin() + std::min<std::ptrdiff_t>(visible, std::ptrdiff_t(result.cases.size())),
+                        std::move(verdict));
+    result.speed = summary;
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "judge/compare.hpp"
 #include "judge/diagnose.hpp"
+#include "judge/speed.hpp"
 #include "judge/stages.hpp"
 #include "sandbox/process.hpp"
 #include "sandbox/sandbox.hpp"
@@ -48,6 +50,9 @@ struct CaseResult {
   std::string output;          // what the code under test printed during this case
   bool output_truncated = false;
   double seconds = 0;
+  // A timed case that passed (judge/speed.hpp): its pair of CPU times, or why it has none.
+  std::optional<SpeedSample> speed;
+  std::string speed_problem;
   // With GradeOptions::keep_failed_outputs, on the stage's first failed case: the fixture's
   // expected output and the code under test's output (cli/html_report.hpp draws them).
   json expected_output, actual_output;
@@ -57,6 +62,8 @@ struct StageResult {
   const Stage* stage = nullptr;
   std::vector<CaseResult> cases;
   std::vector<Diagnosis> identified;  // mistakes that agree with every graded case that has records
+  // A stage with timed cases (stage speed): its speed, also its last result, "speed".
+  std::optional<SpeedSummary> speed;
   double seconds = 0;
   // Every case of the stage: more than cases.size() while the stage is still being graded
   // (GradeOptions::on_case), when nothing is identified yet.
@@ -77,6 +84,9 @@ struct GradeOptions {
   // the runner, read-only, which maps it instead of generating them; no file there (or
   // an empty folder name): the runner generates them.
   std::filesystem::path weights_dir;
+  // The speed-baseline program that times a timed case's work with the model's own loop
+  // (judge/speed.hpp); empty: timed cases get no verdict on speed ("not timed").
+  std::string speed_baseline;
   std::string only_case;                  // grade only this case (empty: all)
   sandbox::Config sandbox;                // how the runner is contained (sandbox.hpp)
   // The hidden set, graded after the visible cases: a folder holding one folder per stage

@@ -13,6 +13,7 @@
 #include "course/paged.hpp"
 #include "course/prefix_cache.hpp"
 #include "course/quantized.hpp"
+#include "course/speed.hpp"
 
 namespace course {
 
@@ -215,6 +216,14 @@ struct ContinuedRun {
 // and the prefix goes through the model once in all).
 ContinuedRun run_generate_from(const gpt2::Model& model, const std::vector<int>& prefix,
                                const std::vector<std::vector<int>>& suffixes, int max_new_tokens);
+
+// ---- Stage speed -------------------------------------------------------------------------
+
+// Stage speed: a fresh ModelCache holding `past` made-up positions (fill_past(cache, past,
+// past_seed)), then generate_greedy(model, cache, prompt, max_new_tokens) on it. The
+// grader times this whole call.
+GenerateRun run_speed(const gpt2::Model& model, int past, uint64_t past_seed,
+                      const std::vector<int>& prompt, int max_new_tokens);
 
 // ---- Stage quantized-kv ----------------------------------------------------------------
 

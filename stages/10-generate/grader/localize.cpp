@@ -1,4 +1,5 @@
-// Localization of greedy generation (run_generate, run_generate_from): the loop's runs are
+// Localization of greedy generation (run_generate, run_generate_from, and stage speed's
+// run_speed, a generation after a made-up past): the loop's runs are
 // read as GPT-2 runs (localize_run: prefill of the prompt, then one decode step per token
 // fed back), after the generated tokens themselves.
 #include "judge/localize.hpp"
@@ -67,6 +68,15 @@ Lines localize_generation(const Fixture& fx, const json& actual) {
       if (!s.empty())
         out.push_back(s + " It must be called once with each token, as it is chosen.");
     }
+    return out;
+  }
+  if (fx.adapter == "run_speed") {  // stage speed: a generation after a made-up past
+    const int n_prompt = int(ints_of(fx.input.value("prompt", json())).size());
+    const int64_t past = fx.input.value("past", int64_t(0));
+    if (!localize_generated(fx.expected, actual, generation_plan(0, n_prompt, n_new), "", out))
+      out.push_back("Positions here count from the end of the made-up past: position 0 is the "
+                    "prompt's first token, at position " + std::to_string(past) +
+                    " of the cache (the output holds only the positions after the past).");
     return out;
   }
   // run_generate_from: each continuation (the prefix, its suffix, its steps), then the

@@ -229,3 +229,29 @@ TEST(formats, hidden_and_random_cases_show_what_their_platform_allows) {
             "checks: What r7-01-plan checks.\ninput: {\"appends\": [0]}\n"
             "replay: grader --random 1 --seed 7 --stage cache-structure --case r7-01-plan");
 }
+
+TEST(formats, gradescope_leaderboard_carries_the_speed_stage_figures) {
+  StageResult r;
+  r.stage = find_stage("speed");
+  CaseResult verdict = make_case("speed", CaseStatus::passed);
+  verdict.note = "11.5 tokens per CPU-second; ...";
+  r.cases.push_back(verdict);
+  EXPECT_FALSE(gradescope_results({r}, 1).contains("leaderboard"));  // not measured
+  SpeedSummary s;
+  s.measured = true;
+  s.tokens_per_s = 11.46;
+  s.ratio = 0.683;
+  s.bandwidth_fraction = 0.557;
+  r.speed = s;
+  const json j = gradescope_results({r}, 1);
+  ASSERT_TRUE(j.contains("leaderboard")) << j.dump(2);
+  const json& board = j["leaderboard"];
+  ASSERT_EQ(board.size(), 3u);
+  EXPECT_EQ(board[0]["name"], "Tokens per CPU-second");
+  EXPECT_DOUBLE_EQ(board[0]["value"].get<double>(), 11.5);
+  EXPECT_DOUBLE_EQ(board[1]["value"].get<double>(), 0.68);
+  EXPECT_DOUBLE_EQ(board[2]["value"].get<double>(), 0.56);
+  // A passed case's note is in its test's output.
+  EXPECT_NE(j["tests"][0]["output"].get<std::string>().find("11.5 tokens per CPU-second"),
+            std::string::npos);
+}

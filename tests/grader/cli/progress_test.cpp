@@ -134,3 +134,23 @@ TEST(progress, a_damaged_hint_count_is_forgotten_and_a_large_one_is_capped) {
   write_file(dir / "progress.json", R"({"stages": {"prefill": "passed"}, "hints": [1]})");
   EXPECT_EQ(Progress::load(dir / "progress.json").state("prefill"), "passed");
 }
+
+TEST(progress, list_shows_the_last_speed_measured) {
+  TempDir dir;
+  Progress p;
+  p.record("speed", true, 11.46, 0.683);
+  p.record("generate", true, 0, 0);  // no speed measured: none recorded
+  p.save(dir / "progress.json");
+  const Progress back = Progress::load(dir / "progress.json");
+  EXPECT_EQ(back.state("speed"), "passed");
+  ASSERT_EQ(back.speed.count("speed"), 1u);
+  EXPECT_EQ(back.speed.count("generate"), 0u);
+  std::ostringstream out;
+  print_stage_list(out, back);
+  const std::string text = out.str();
+  const size_t line = text.find(" speed ");
+  ASSERT_NE(line, std::string::npos) << text;
+  EXPECT_NE(text.substr(line, text.find('\n', line) - line).find("11.5 tokens per CPU-second, 0.68 of the model's loop"),
+            std::string::npos)
+      << text;
+}
