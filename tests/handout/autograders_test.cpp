@@ -18,9 +18,9 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing_support::has;
-using testing_support::sh_quoted;
 using testing_support::read_file;
 using testing_support::run;
+using testing_support::sh_quoted;
 using testing_support::source_dir;
 using testing_support::TempDir;
 using testing_support::write_file;
@@ -56,7 +56,24 @@ int count_cases(const char* set) {
   return n;
 }
 int hidden_cases() { return count_cases("fixtures-hidden"); }
-int total_cases() { return count_cases("fixtures") + hidden_cases(); }
+// A stage with timed cases (stage speed: judge/speed.hpp) adds one result after its cases,
+// its speed verdict: a stage's folder in fixtures/ holding a case whose input says
+// "timed": true.
+int timed_stages() {
+  int n = 0;
+  for (const auto& stage : fs::directory_iterator(source_dir() / "fixtures")) {
+    bool timed = false;
+    for (const auto& c : fs::directory_iterator(stage.path())) {
+      if (!c.is_regular_file() || c.path().extension() != ".json") continue;
+      const json fx = json::parse(read_file(c.path()), nullptr, false);
+      timed = timed || (fx.is_object() && fx.contains("input") && fx["input"].is_object() &&
+                        fx["input"].value("timed", false));
+    }
+    n += timed;
+  }
+  return n;
+}
+int total_cases() { return count_cases("fixtures") + hidden_cases() + timed_stages(); }
 
 // A hidden case's test: its case name is the generator's, "r<seed>-NN-<what>".
 bool is_hidden(const json& test) {
@@ -77,8 +94,9 @@ json exercism(const std::string& slug, const fs::path& input, const fs::path& ou
 }
 
 json gradescope(const fs::path& root) {
-  auto r = run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quoted(root) + " KVCOURSE_WORK=" + sh_quoted(kWork) +
-               " " + sh_quoted(kAutograder / "gradescope" / "source" / "run_autograder"));
+  auto r =
+      run("KVCOURSE_GRADESCOPE_ROOT=" + sh_quoted(root) + " KVCOURSE_WORK=" + sh_quoted(kWork) +
+          " " + sh_quoted(kAutograder / "gradescope" / "source" / "run_autograder"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   json j = json::parse(read_file(root / "results" / "results.json"), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << read_file(root / "results" / "results.json");
@@ -113,7 +131,8 @@ void expect_exercism_hidden(const json& j) {
   for (const json& t : j["tests"]) {
     if (!is_hidden(t)) continue;
     ++hidden;
-    EXPECT_EQ(t["test_code"], "checks: not shown (a hidden case)\ninput: not shown (a hidden case)") << t;
+    EXPECT_EQ(t["test_code"], "checks: not shown (a hidden case)\ninput: not shown (a hidden case)")
+        << t;
     if (t.contains("message")) {
       EXPECT_TRUE(has(t["message"], "not shown (a hidden case)")) << t;
     }

@@ -15,9 +15,9 @@
 
 namespace fs = std::filesystem;
 using testing_support::has;
-using testing_support::sh_quoted;
 using testing_support::read_file;
 using testing_support::run;
+using testing_support::sh_quoted;
 using testing_support::source_dir;
 using testing_support::TempDir;
 
@@ -40,9 +40,9 @@ std::vector<std::string> learner_files() {
 // Grades every stage in `repo` as JSON; the grader's exit status is checked by the caller.
 nlohmann::json grade_all(const fs::path& repo, int& exit_code) {
   const fs::path file = repo / "results.json";
-  auto r =
-      run("KVCOURSE_PROGRESS=" + sh_quoted(repo / "progress.json") + " " +
-          sh_quoted(repo / "build" / "bin" / "grader") + " --all --format json -o " + sh_quoted(file));
+  auto r = run("KVCOURSE_PROGRESS=" + sh_quoted(repo / "progress.json") + " " +
+               sh_quoted(repo / "build" / "bin" / "grader") + " --all --format json -o " +
+               sh_quoted(file));
   exit_code = r.exit_code;
   return nlohmann::json::parse(read_file(file), nullptr, false);
 }
@@ -62,8 +62,8 @@ TEST(export_learner, refuses_a_folder_that_is_not_empty) {
 TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   TempDir work;
   const fs::path repo = work / "learner";
-  auto exported =
-      run("bash " + sh_quoted(source_dir() / "scripts" / "export-learner.sh") + " " + sh_quoted(repo));
+  auto exported = run("bash " + sh_quoted(source_dir() / "scripts" / "export-learner.sh") + " " +
+                      sh_quoted(repo));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
   // What a student must not get, and what they need.
@@ -71,7 +71,8 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
     EXPECT_FALSE(fs::exists(repo / absent)) << absent;
   // Nor the stages' catalogues of mistakes (edits of the reference) and their transcripts.
   for (const auto& e : fs::recursive_directory_iterator(repo / "stages"))
-    EXPECT_FALSE(e.is_directory() && (e.path().filename() == "mistakes" || e.path().filename() == "golden"))
+    EXPECT_FALSE(e.is_directory() &&
+                 (e.path().filename() == "mistakes" || e.path().filename() == "golden"))
         << e.path();
   for (const char* present : {"README.md", "scripts/start.sh", "scripts/test.sh", "scripts/deps.sh",
                               ".ci/run", ".github/workflows/classroom.yml", "stages/manifest.json",
@@ -86,7 +87,9 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
     const std::string id = "stage-" + std::to_string(s.number);
     // One graded step per stage, worth its points.
     EXPECT_TRUE(has(workflow, "id: " + id + "\n")) << id;
-    EXPECT_TRUE(has(workflow, "command: sudo -E build/bin/grader --stage " + s.slug + " --sandbox strict\n")) << s.slug;
+    EXPECT_TRUE(has(workflow,
+                    "command: sudo -E build/bin/grader --stage " + s.slug + " --sandbox strict\n"))
+        << s.slug;
     const size_t step = workflow.find("id: " + id + "\n");
     EXPECT_TRUE(step != std::string::npos &&
                 workflow.find("max-score: " + std::to_string(int(s.points)) + "\n", step) ==
@@ -131,6 +134,10 @@ TEST(export_learner, builds_and_grades_without_reference_or_tests) {
   EXPECT_EQ(status, 0);
   ASSERT_FALSE(reference.is_discarded());
   EXPECT_EQ(reference["passed"], true);
-  for (const auto& stage : reference["stages"])
-    EXPECT_EQ(stage["passed"], stage["total"]) << stage["slug"];
+  for (const auto& stage : reference["stages"]) {
+    std::string failed;  // each failing case's name and message, to say why
+    for (const auto& c : stage["cases"])
+      if (c.value("status", "") != "passed") failed += "\n" + c.dump().substr(0, 600);
+    EXPECT_EQ(stage["passed"], stage["total"]) << stage["slug"] << failed;
+  }
 }
