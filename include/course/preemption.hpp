@@ -1,4 +1,4 @@
-// Stage 14 (preemption): the server of stage 9, admitting optimistically. Stage 9 admits a
+// Stage 13 (preemption): the server of stage 9, admitting optimistically. Stage 9 admits a
 // request only when its whole future fits beside the running sequences' futures, so its
 // pool never runs dry, and most of it sits reserved and empty. A server that admits as soon
 // as the prompt fits serves more requests at once, but the running sequences can then need

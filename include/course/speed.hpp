@@ -1,4 +1,4 @@
-// Stage 13 (speed): your generation, timed. A decode step must read every weight of the
+// Stage 14 (speed): your generation, timed. A decode step must read every weight of the
 // model once (248 MB of bfloat16 matrices and some floats) and every key and value the
 // cache holds (2 x 12 layers x 768 floats a position): its speed is bound by the memory's,
 // not by the arithmetic. The grader times your generate_greedy (stage 10, with your
