@@ -6,6 +6,7 @@
 // request's tokens and logits equal those of the request alone with no cache
 // (Model::forward's, as stage 9's do); and that the two modes schedule alike (the same
 // admissions, resumptions, preemptions, batches and free blocks, step by step).
+#include "../grader/positions.hpp"
 #include "course/preemption.hpp"
 #include "gen/builders.hpp"
 #include "gen/decode_weights.hpp"
@@ -15,23 +16,6 @@
 namespace course::stage_preemption {
 
 namespace {
-
-// Positions each layer must take: every request's prompt and fed-back tokens once, and,
-// by recompute, at each resumption the request's cached length again.
-int64_t positions_to_compute(const json& requests, const json& steps, bool recompute) {
-  std::vector<int64_t> tokens(requests.size(), 0);  // tokens each request has so far
-  int64_t n = 0;
-  for (const json& r : requests)
-    n += int64_t(r["prompt"].size()) + r["max_new_tokens"].get<int64_t>() - 1;
-  for (const json& step : steps) {
-    for (const json& id : step.at("admitted")) tokens[id.get<size_t>()] = 1;
-    for (const json& id : step.at("resumed"))
-      if (recompute)
-        n += int64_t(requests[id.get<size_t>()]["prompt"].size()) + tokens[id.get<size_t>()] - 1;
-    for (const json& id : step.at("decoded")) ++tokens[id.get<size_t>()];
-  }
-  return n;
-}
 
 std::vector<Request> requests_of(const json& list) {
   std::vector<Request> out;
@@ -51,7 +35,8 @@ CaseSpec preempt_case(std::string name, std::string checks, int n_blocks, const 
                 {"requests", requests}};
   auto finalize = [requests, n_blocks, mode, least_preemptions](const json& out) {
     const bool recompute = mode == "recompute";
-    require_work(out.at("work"), positions_to_compute(requests, out.at("steps"), recompute));
+    const PreemptPositions p = preempt_positions(requests, out.at("steps"), recompute);
+    require_work(out.at("work"), p.served + p.recomputed);
     int preemptions = 0;
     for (const json& step : out.at("steps")) {
       preemptions += int(step.at("preempted").size());

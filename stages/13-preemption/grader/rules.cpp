@@ -3,9 +3,13 @@
 // expected ones and names the first step and field that differ, then the first request
 // whose tokens or logits differ.
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 
 #include "judge/adapter_rules.hpp"
 #include "judge/localize.hpp"
+#include "judge/work.hpp"
+#include "positions.hpp"
 
 namespace course::stage_preemption {
 
@@ -106,11 +110,45 @@ Lines localize_serve_preemptive(const Fixture& fx, const json& actual) {
   return out;
 }
 
+// The positions the case's work is to count, from the input and the expected step logs;
+// nothing when those cannot be read (the fixture checks refuse such a fixture first).
+std::optional<PreemptPositions> positions_of(const Fixture& fx) {
+  try {
+    return preempt_positions(fx.input.at("requests"), fx.expected.at("steps"),
+                             fx.input.value("mode", "") == "recompute");
+  } catch (const json::exception&) {
+    return std::nullopt;
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+
+std::string positions_said(const Fixture& fx) {
+  const std::optional<PreemptPositions> p = positions_of(fx);
+  if (!p) return "every request's prompt and fed-back tokens";
+  std::string s =
+      count_text(p->served, "position") + ", every request's prompt and fed-back tokens once";
+  if (p->recomputed > 0)
+    s += ", and " + count_text(p->recomputed, "position") +
+         " recomputed as preempted requests came back";
+  return s;
+}
+
+const WorkRules kPreemptWork = {
+    .positions_story = positions_said,
+    // The sequences are released when their requests retire: no cache is left to count.
+    .learner_held = [](const Fixture&, const json&) { return WorkHeld{}; },
+    .note = [](const Fixture& fx,
+               int64_t n) { return each_layer_took(n) + ": " + positions_said(fx); },
+};
+
 }  // namespace
 
 const std::vector<AdapterRules>& adapter_rules() {
   static const std::vector<AdapterRules> rules = {
-      {.name = "run_serve_preemptive", .localize = localize_serve_preemptive},
+      {.name = "run_serve_preemptive",
+       .localize = localize_serve_preemptive,
+       .work = &kPreemptWork},
   };
   return rules;
 }
