@@ -33,10 +33,10 @@ std::string value_text(const json& v) {
 }
 
 // The first step and field at which the learner's log departs from the expected one.
-bool steps_findings(const json& es, const json& as, Lines& out) {
+void steps_findings(const json& es, const json& as, Lines& out) {
   if (!as.is_array()) {
     out.push_back("steps: not a list of steps.");
-    return false;
+    return;
   }
   const size_t n = std::min(es.size(), as.size());
   for (size_t i = 0; i < n; ++i) {
@@ -51,7 +51,7 @@ bool steps_findings(const json& es, const json& as, Lines& out) {
                     " depart from them at step " + std::to_string(i) + ": its \"" + name +
                     "\" is " + value_text(a) + ", expected " + value_text(e) + " (" +
                     field_meaning(name) + ").");
-      return false;
+      return;
     }
   }
   if (es.size() != as.size()) {
@@ -59,9 +59,7 @@ bool steps_findings(const json& es, const json& as, Lines& out) {
                   count_text(int64_t(es.size()), "step") + "; the " + std::to_string(n) +
                   " steps both have agree" +
                   (as.size() < es.size() ? ": your loop stopped early." : "."));
-    return false;
   }
-  return true;
 }
 
 // The first request whose tokens or logits differ, in id order.
