@@ -199,12 +199,14 @@ TEST(sandbox, a_setup_that_hangs_is_not_retried_for_every_case) {
   const json& cases = doc["stages"][0]["cases"];
   ASSERT_GE(cases.size(), 3u);
   // The setup sleeps: its wall-clock backstop stops it, 3 s (ten times its CPU budget of
-  // 6 x 0.05 CPU-s), and the message says that the runner did not compute meanwhile.
+  // 6 x 0.05 CPU-s), and the message says how little the runner computed meanwhile: its
+  // start before the sleep, 0.0 CPU-s here and 0.1 under AddressSanitizer on a loaded
+  // machine (CI, 2026-12-06), well under the 0.3 allowed.
   for (const json& c : cases) {
     const std::string message = c["message"].get<std::string>();
     // The wait is the one measured: the backstop, or a poll later on a loaded machine.
     EXPECT_TRUE(std::regex_search(message, std::regex("no answer after waiting 3\\.[0-9] s, while the runner "
-                                                      "used 0\\.0 CPU-s of the 0\\.3 allowed: blocked or "
+                                                      "used 0\\.[0-2] CPU-s of the 0\\.3 allowed: blocked or "
                                                       "sleeping\\?")))
         << c;
   }
