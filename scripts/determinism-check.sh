@@ -135,9 +135,19 @@ grade() {
   local out="$root/$3/determinism-grades.json"
   local start=$SECONDS
   local args=(--runner "$runner" --all --hidden-fixtures "$root/fixtures-hidden" --timeout 60)
+  # This check is about numbers. Stage speed's verdict (the result named "speed") is a
+  # timing, which neither an -O0 build nor two gradings at once on two cores hold to: it
+  # may fail here; every other result must pass. In the results document each case's keys
+  # are in order, its "name" before its "status".
   if ! "$grader" "${args[@]}" --format json --output "$out" >/dev/null 2>&1; then
-    "$grader" "${args[@]}" 2>&1 | tail -n 40 >&2 || true
-    fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
+    local failed
+    failed=$(awk '/^ *"name": /{name=$2} /^ *"status": /{if ($2 !~ /^"passed"/) print name}' "$out" |
+      grep -v '^"speed",\?$' || true)
+    if [[ -n "$failed" ]] || ! grep -q '"stages"' "$out"; then
+      "$grader" "${args[@]}" 2>&1 | tail -n 40 >&2 || true
+      fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
+    fi
+    echo "determinism-check: reference runner, $label: stage speed's timing failed, not held to here"
   fi
   local cases
   cases=$(grep -o '"total": *[0-9]*' "$out" | awk -F: '{n += $2} END {print n}')
