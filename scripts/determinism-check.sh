@@ -133,6 +133,7 @@ fi
 grade() {
   local label="$1" runner="$2"
   local out="$root/$3/determinism-grades.json"
+  local passed="passes all"
   local start=$SECONDS
   local args=(--runner "$runner" --all --hidden-fixtures "$root/fixtures-hidden" --timeout 60)
   # This check is about numbers. Stage speed's verdict (the result named "speed") is a
@@ -147,11 +148,11 @@ grade() {
       "$grader" "${args[@]}" 2>&1 | tail -n 40 >&2 || true
       fail "the reference runner built by $label does not pass every case against the committed fixtures ($out)"
     fi
-    echo "determinism-check: reference runner, $label: stage speed's timing failed, not held to here"
+    passed="passes every result but stage speed's timing verdict, of"
   fi
   local cases
   cases=$(grep -o '"total": *[0-9]*' "$out" | awk -F: '{n += $2} END {print n}')
-  printf 'determinism-check: %-48s passes all %s cases (%d s)\n' "reference runner, $label" "$cases" $((SECONDS - start))
+  printf 'determinism-check: %-48s %s %s cases (%d s)\n' "reference runner, $label" "$passed" "$cases" $((SECONDS - start))
 }
 # Both at once: each grade() runs in its own subshell, where fail ends only that one.
 grade clang "$root/build-clang/bin/runner-reference" build-clang &
