@@ -30,6 +30,7 @@
 #include "cli/results_file.hpp"
 #include "cli/watch.hpp"
 #include "sandbox/exposure.hpp"
+#include "wire/heap.hpp"
 #include "sandbox/process.hpp"
 #include "sandbox/sandbox.hpp"
 
@@ -708,6 +709,7 @@ int rebuild_first(const Cli& cli, Output& output) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  course::keep_freed_memory();
   Cli cli;
   if (int status = parse_command_line(argc, argv, cli); status >= 0) return status;
 

@@ -17,6 +17,7 @@
 #include "course/not_implemented.hpp"
 #include "runner/bindings.hpp"
 #include "runner/crash_handler.hpp"
+#include "wire/heap.hpp"
 #include "wire/protocol.hpp"
 
 namespace {
@@ -127,6 +128,7 @@ int main() {
                  "on file descriptors 3 and 4. Run `grader --stage SLUG` instead.\n");
     return 2;
   }
+  course::keep_freed_memory();
   // Keep the learner's prints in order with the cases they belong to.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   while (true) {
