@@ -212,21 +212,35 @@ void judge(const Fixture& fx, const Exchange& ex, const CaseBudget& budget,
 
 // The largest answer a case can need. A digest in the expected output stands for a full
 // tensor in the answer (rows x row_size floats); every float gets 16 bytes, the longest
-// a shortest-decimal float32 is written in, and the rest of the document twice its size,
-// plus 1 MiB for a shape that differs. Larger is refused unread.
+// a shortest-decimal float32 is written in, and the rest of the document twice the most
+// its text can take, plus 1 MiB for a shape that differs. Larger is refused unread. The
+// text's bound is counted, not written (writing the fixture's samples out was 5% of a
+// stage's grading): a number takes at most 25 bytes, a string or key six per byte (a
+// \u escape) and two quotes, and every value a separator.
 size_t answer_cap(const Fixture& fx) {
   size_t floats = 0;
+  size_t text = 0;
   std::vector<const json*> todo = {&fx.expected};  // a walk without recursion
   while (!todo.empty()) {
     const json* j = todo.back();
     todo.pop_back();
+    text += 2;
     if (j->is_object() && j->contains("digest") && j->contains("rows") && (*j)["rows"].is_array() &&
         j->contains("row_size") && (*j)["row_size"].is_number_unsigned())
       floats += (*j)["rows"].size() * (*j)["row_size"].get<size_t>();
-    else if (j->is_structured())
+    if (j->is_object())
+      for (const auto& [key, child] : j->items()) {
+        text += 6 * key.size() + 3;
+        todo.push_back(&child);
+      }
+    else if (j->is_array())
       for (const json& child : *j) todo.push_back(&child);
+    else if (j->is_string())
+      text += 6 * j->get_ref<const std::string&>().size();
+    else
+      text += 25;
   }
-  return 16 * floats + 2 * fx.expected.dump().size() + (1u << 20);
+  return 16 * floats + 2 * text + (1u << 20);
 }
 
 // Parsing and comparing the answer count against the case's CPU budget too.

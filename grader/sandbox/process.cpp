@@ -369,7 +369,7 @@ Exchange RunnerProcess::exchange(const std::string& request, const Budget& budge
     if (outcome == Exchange::Outcome::response) end_case();
     ex.outcome = outcome;
     ex.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    return ex;
+    return std::move(ex);  // called once, as the exchange's last step
   };
 
   // Bytes already waiting were written before this request existed: nobody asked for them.

@@ -132,6 +132,13 @@ std::string gunzip(const std::string& raw, const fs::path& file, size_t max_byte
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
   zs.avail_in = static_cast<uInt>(raw.size());
   std::string out;
+  // The trailer's last four bytes say the inflated size (modulo 2^32): room for it at
+  // once, within the limit; a wrong figure only costs a reallocation.
+  if (raw.size() >= 18) {
+    const auto* t = reinterpret_cast<const unsigned char*>(raw.data() + raw.size() - 4);
+    const size_t isize = size_t(t[0]) | size_t(t[1]) << 8 | size_t(t[2]) << 16 | size_t(t[3]) << 24;
+    out.reserve(std::min(isize, max_bytes));
+  }
   char chunk[1 << 16];
   int rc = Z_OK;
   std::string why;

@@ -88,6 +88,8 @@ std::optional<Frame> read_message(int fd) {
 
 bool MessageReader::feed(const char* data, size_t n) {
   buffer_.append(data, n);
+  // Once the frame's length is known and allowed, room for all of it at once.
+  if (buffer_.size() >= kFrameHeaderBytes && !oversized()) buffer_.reserve(kFrameHeaderBytes + size_t(announced()));
   return complete();
 }
 
