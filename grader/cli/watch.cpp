@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -54,6 +55,29 @@ std::uint64_t fnv1a(const std::string& bytes) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+// What a stage's cases are loaded from, as a key: the stage, the case asked for, and each
+// fixture file's name, size and time of change. "" when a folder cannot be read (then
+// nothing is reused, and the loading says what is wrong).
+std::string fixtures_key(const Stage& stage, const GradeOptions& options) {
+  std::string key = stage.slug + '\n' + options.only_case + '\n';
+  for (const fs::path& root : {options.fixtures_root, options.hidden_root}) {
+    if (root.empty()) continue;
+    std::error_code ec;
+    std::vector<std::string> entries;
+    for (fs::directory_iterator it(root / stage.slug, ec), end; !ec && it != end; it.increment(ec)) {
+      struct stat st {};
+      if (::stat(it->path().c_str(), &st) != 0) return "";
+      entries.push_back(it->path().string() + ' ' + std::to_string(st.st_size) + ' ' +
+                        std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + ' ' +
+                        std::to_string(st.st_ino));
+    }
+    if (ec) return "";
+    std::sort(entries.begin(), entries.end());
+    for (const std::string& e : entries) key += e + '\n';
+  }
+  return key;
 }
 
 bool read_whole(const fs::path& file, std::string& out) {
@@ -528,7 +552,18 @@ class Session {
     };
     StageResult result;
     try {
-      result = grade_stage(*stage_, options);
+      // A save changes the learner's code, not the fixtures: the cases loaded for the last
+      // round serve again unless a fixture file changed (loading them was a third of
+      // stage paged-cache's grading).
+      const auto t0 = clock_type::now();
+      const std::string key = fixtures_key(*stage_, options);
+      if (key.empty() || key != cases_key_) {
+        cases_key_.clear();
+        cases_ = stage_cases(*stage_, options);
+        cases_key_ = key;
+      }
+      result = grade_cases(*stage_, cases_, options);
+      result.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
     } catch (const std::exception& e) {
       verdict_lines_ = {"Stage " + std::to_string(stage_->number) + " · " + stage_->slug,
                         paint("31", std::string("The grader could not run this stage: ") + e.what())};
@@ -668,6 +703,8 @@ class Session {
   std::string status_;                       // a note shown once in the footer
   std::string how_;
   SourceSnapshot graded_;
+  StageCases cases_;       // the cases of the last round's stage
+  std::string cases_key_;  // what they were loaded from (fixtures_key); "" when not kept
   int rounds_ = 0;
   bool full_build_done_ = false;
   int exit_code_ = 1;

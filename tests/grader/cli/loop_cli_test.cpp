@@ -228,6 +228,31 @@ TEST(watch_cli, verdict_follows_the_saved_content) {
   EXPECT_EQ(w.wait_exit(), 0) << w.output();
 }
 
+// The cases loaded for one round serve the next unless a fixture file changed: a round
+// after a fixture is removed grades the cases that are left, not the ones loaded before.
+TEST(watch_cli, a_changed_fixture_folder_is_loaded_again) {
+  FakeCourse course;
+  TempDir state;
+  const fs::path fixtures = course.dir / "fixtures";
+  fs::create_directories(fixtures);
+  fs::copy(source_dir() / "fixtures" / "cache-structure", fixtures / "cache-structure", fs::copy_options::recursive);
+  WatchProcess w(course.args({"--fixtures", fixtures.string()}), state);
+  ASSERT_TRUE(w.wait_verdict(true)) << w.output();
+  EXPECT_TRUE(has(w.last_round(), "all 10 cases pass")) << w.last_round();
+
+  write_file(course.watched / "a.cpp", "int a = 2;\n");  // the same fixtures: all ten again
+  ASSERT_TRUE(w.wait_rounds(2)) << w.output();
+  EXPECT_TRUE(has(w.last_round(), "all 10 cases pass")) << w.last_round();
+
+  fs::remove(fixtures / "cache-structure" / "10-read-by-the-grader.json");
+  write_file(course.watched / "a.cpp", "int a = 3;\n");
+  ASSERT_TRUE(w.wait_rounds(3)) << w.output();
+  EXPECT_TRUE(has(w.last_round(), "all 9 cases pass")) << w.last_round();
+  EXPECT_FALSE(has(w.last_round(), "10-read-by-the-grader")) << w.last_round();
+  w.send("q");
+  EXPECT_EQ(w.wait_exit(), 0) << w.output();
+}
+
 TEST(watch_cli, saves_by_rename_are_noticed) {
   FakeCourse course;
   TempDir state;
