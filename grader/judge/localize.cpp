@@ -139,4 +139,11 @@ int64_t ulp_distance(float a, float b) {
   return d < 0 ? -d : d;
 }
 
+std::string request_logits_shape_problem(size_t id, const std::optional<Tensor>& actual, const Digest& expected) {
+  if (actual && actual->shape == expected.shape) return "";
+  return "Request " + std::to_string(id) + "'s logits are " +
+         (actual ? shape_text(actual->shape) : std::string("missing")) + ", expected " + shape_text(expected.shape) +
+         ".";
+}
+
 }  // namespace course

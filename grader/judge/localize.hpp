@@ -85,6 +85,10 @@ bool localize_run(const json& e, const json& a, const char* logits_key, const Ru
 // "[12, 5, 64]".
 std::string shape_text(const std::vector<int64_t>& shape);
 
+// A server's request `id` whose logits are missing or not of the expected digest's shape:
+// "Request 2's logits are [3, 50257], expected [4, 50257]." ("" when the shapes agree).
+std::string request_logits_shape_problem(size_t id, const std::optional<Tensor>& actual, const Digest& expected);
+
 // The localizers, each defined in the folder of the stage that introduces its adapter
 // (stages/<folder>/grader/localize.cpp) and named by that stage's rules (rules.cpp); and
 // the work findings (work.cpp).

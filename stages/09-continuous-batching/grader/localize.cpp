@@ -301,10 +301,8 @@ void logits_findings(const ScheduleReplay& s, bool replayed, const json& er, con
     std::optional<Digest> el = digest_at(er[id], "logits");
     std::optional<Tensor> al = tensor_at(ar[id], "logits");
     if (!el) continue;
-    if (!al || al->shape != el->shape) {
-      out.push_back("Request " + std::to_string(id) + "'s logits are " +
-                    (al ? shape_text(al->shape) : std::string("missing")) + ", expected " +
-                    shape_text(el->shape) + ".");
+    if (std::string problem = request_logits_shape_problem(id, al, *el); !problem.empty()) {
+      out.push_back(std::move(problem));
       return;
     }
     ok[id] = rows_matching(*el, *al);

@@ -81,10 +81,8 @@ void requests_findings(const json& er, const json& ar, Lines& out) {
       return;
     }
     if (!el) continue;
-    if (!al || al->shape != el->shape) {
-      out.push_back("Request " + std::to_string(id) + "'s logits are " +
-                    (al ? shape_text(al->shape) : std::string("missing")) + ", expected " +
-                    shape_text(el->shape) + ".");
+    if (std::string problem = request_logits_shape_problem(id, al, *el); !problem.empty()) {
+      out.push_back(std::move(problem));
       return;
     }
     const std::vector<bool> ok = rows_matching(*el, *al);

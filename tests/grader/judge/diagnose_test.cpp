@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "judge/diagnose.hpp"
+#include "judge/localize.hpp"
 #include "wire/digest.hpp"
 
 using course::json;
@@ -405,4 +406,18 @@ TEST(work, fewer_rows_than_the_learners_cache_holds_are_counted_against_it) {
   EXPECT_TRUE(has(text, "Work: qkv and finish_block each took 2 rows in every layer, 1 fewer than the positions your cache "
                         "holds (3): 1 position was never put through the model in this call."))
       << text;
+}
+
+// Stages 9 and 13 say the same when a request's logits cannot be compared row by row.
+TEST(localize, a_requests_logits_of_another_shape_or_missing) {
+  course::Digest expected;
+  expected.shape = {4, 50257};
+  Tensor actual;
+  actual.shape = {3, 50257};
+  EXPECT_EQ(course::request_logits_shape_problem(2, actual, expected),
+            "Request 2's logits are [3, 50257], expected [4, 50257].");
+  EXPECT_EQ(course::request_logits_shape_problem(0, std::nullopt, expected),
+            "Request 0's logits are missing, expected [4, 50257].");
+  actual.shape = {4, 50257};
+  EXPECT_EQ(course::request_logits_shape_problem(1, actual, expected), "");
 }
