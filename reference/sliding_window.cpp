@@ -44,6 +44,12 @@ void check_row(std::span<const float> k, std::span<const float> v) {
                                 std::to_string(k.size()) + " and " + std::to_string(v.size()));
 }
 
+void check_token(const gpt2::Model& model, int token) {
+  if (token < 0 || token >= model.config().vocab)
+    throw std::invalid_argument("token id " + std::to_string(token) + " is outside 0 .. " +
+                                std::to_string(model.config().vocab - 1));
+}
+
 void check_room(int first, int n) {
   if (first + n > kMaxPositions)
     throw std::length_error("positions " + std::to_string(first) + " .. " +
@@ -132,9 +138,7 @@ void WindowedCache::crop(int n) {
 std::vector<float> windowed_decode_step(const gpt2::Model& model, WindowedCache& cache, int token) {
   const int pos = cache.layer(0).total();  // the new token's absolute position
   check_room(pos, 1);
-  if (token < 0 || token >= model.config().vocab)
-    throw std::invalid_argument("token id " + std::to_string(token) + " is outside 0 .. " +
-                                std::to_string(model.config().vocab - 1));
+  check_token(model, token);
   std::vector<float> x(d_model);                          // [1, d_model] residual stream
   std::vector<float> q(d_model), k(d_model), v(d_model);  // [1, d_model] each
   std::vector<float> attn(d_model);                       // [1, d_model]
@@ -158,9 +162,7 @@ std::vector<float> windowed_prefill(const gpt2::Model& model, WindowedCache& cac
   check_room(first, n);
   std::vector<int> positions(static_cast<size_t>(n));  // [n]
   for (int i = 0; i < n; ++i) {
-    if (tokens[size_t(i)] < 0 || tokens[size_t(i)] >= model.config().vocab)
-      throw std::invalid_argument("token id " + std::to_string(tokens[size_t(i)]) +
-                                  " is outside 0 .. " + std::to_string(model.config().vocab - 1));
+    check_token(model, tokens[size_t(i)]);
     positions[size_t(i)] = first + i;
   }
   const int sink = cache.layer(0).sink(), window = cache.layer(0).window();
