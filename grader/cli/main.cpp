@@ -30,9 +30,9 @@
 #include "cli/results_file.hpp"
 #include "cli/watch.hpp"
 #include "sandbox/exposure.hpp"
-#include "wire/heap.hpp"
 #include "sandbox/process.hpp"
 #include "sandbox/sandbox.hpp"
+#include "wire/heap.hpp"
 
 #ifndef KVCOURSE_BINARY_DIR
 #define KVCOURSE_BINARY_DIR ""

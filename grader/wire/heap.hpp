@@ -4,9 +4,10 @@
 // parsed documents, a stage's pools). glibc's defaults give a block of 128 KB or more its
 // own mapping, unmapped when freed, and return the heap's free top to the kernel; the
 // next case then faults every page in again, and on the project's virtual machines a
-// page fault is costly (the kernel's share was a quarter of stage paged-cache's CPU time).
+// page fault is costly (the kernel's share was about a quarter of stage paged-cache's CPU
+// time).
 // Keeping the pages makes a process's footprint its peak, which its limits already bound.
-// Measured (grader/COST.md, "The heap"): stage paged-cache 43,000 page faults to 27,000.
+// Measured (grader/COST.md, "2026-12-06"): stage paged-cache 43,000 page faults to 27,000.
 #pragma once
 
 #include <malloc.h>
