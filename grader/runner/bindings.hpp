@@ -69,6 +69,10 @@ KVCache probe_cache(const json& input);
 // The rows one adapter call put through the model (gpt2::WorkCounts), for "work".
 json work_json(const gpt2::WorkCounts& w);
 
+// A prefix cache's block key as 16 hex digits (defined with stage prefix-cache's bindings,
+// stages/08-prefix-cache/grader/bindings.cpp; stage prefix-hash's use it too).
+std::string key_hex(uint64_t key);
+
 // Helpers for the servers' bindings (defined with stage continuous-batching's,
 // stages/09-continuous-batching/grader/bindings.cpp).
 // input[name] as a whole number in [least, most]; BadInput naming it otherwise.

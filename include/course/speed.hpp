@@ -41,8 +41,10 @@ inline float past_value(uint64_t seed, int layer, int pos, int i, bool is_value)
 }
 
 // Appends `past` made-up positions to every layer of an empty cache, position by
-// position, with KVCache::append (yours). Given, not graded.
-inline void fill_past(ModelCache& cache, int past, uint64_t seed) {
+// position, with its layers' append (yours: KVCache's, or stage 15's WindowedLayer's).
+// Given, not graded.
+template <typename Cache>
+void fill_past(Cache& cache, int past, uint64_t seed) {
   float k[d_model], v[d_model];
   for (int pos = 0; pos < past; ++pos)
     for (int l = 0; l < n_layers; ++l) {

@@ -16,16 +16,11 @@
 
 namespace course {
 
-namespace {
-
-std::string key_hex(BlockKey key) {
+std::string key_hex(uint64_t key) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));
   return buf;
 }
-
-
-}  // namespace
 
 namespace stage_prefix_cache {
 

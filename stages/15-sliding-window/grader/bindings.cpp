@@ -5,17 +5,17 @@
 // run_sliding_window
 //   input   {"weights", "sink": S, "window": W, "past": L, "past_seed": seed,
 //            "ops": [{"prefill": [ids]} | {"decode": id} | {"crop": n} | {"save": true}]}
-//           The cache first gets L made-up positions (course/speed.hpp's past_value), appended
+//           The cache first gets L made-up positions (course/speed.hpp's fill_past), appended
 //           position by position to every layer through WindowedLayer::append; then the ops
 //           run in order. "save" keeps a clone of the cache as it is then.
 //   output  {"steps": [one per op: {"total", "positions": layer 0's held positions,
 //                      "logits": [vocab] (prefill, decode), or "refused": the exception's
 //                      type when a prefill or decode threw std::length_error}],
 //            "cache": the cache at the end, "saved": the last saved clone, read at the end,
-//            after the ops that followed it (with a "save" op only); each cache as {"cache_shapes",
-//            "keys", "values"
-//            ([12, 12, held, 64], axes layer, head, row, dim: held row i is position
-//            positions[layer][i]), "totals": [12], "positions": [12 lists]}}
+//            after the ops that followed it (with a "save" op only); each cache as
+//            {"cache_shapes", "keys", "values" ([12, 12, held, 64], axes layer, head, row,
+//            dim: held row i is position positions[layer][i]), "totals": [12],
+//            "positions": [12 lists]}}
 #include "runner/bindings.hpp"
 
 #include <optional>
@@ -32,6 +32,13 @@ namespace {
 
 constexpr int kMaxOps = 64;
 
+// Layer l's held positions, in row order.
+json held_positions(const WindowedLayer& layer) {
+  json held = json::array();
+  for (int i = 0; i < layer.length(); ++i) held.push_back(layer.position(i));
+  return held;
+}
+
 json windowed_json(const WindowedCache& cache) {
   std::vector<const KVView*> layers;
   json totals = json::array(), positions = json::array();
@@ -39,9 +46,7 @@ json windowed_json(const WindowedCache& cache) {
     const WindowedLayer& layer = cache.layer(l);
     layers.push_back(&layer);
     totals.push_back(layer.total());
-    json held = json::array();
-    for (int i = 0; i < layer.length(); ++i) held.push_back(layer.position(i));
-    positions.push_back(std::move(held));
+    positions.push_back(held_positions(layer));
   }
   json out = layers_json(layers);
   // The third axis counts held rows, not positions: "positions" says which each row is.
@@ -50,25 +55,6 @@ json windowed_json(const WindowedCache& cache) {
   out["totals"] = std::move(totals);
   out["positions"] = std::move(positions);
   return out;
-}
-
-json held_positions(const WindowedLayer& layer) {
-  json held = json::array();
-  for (int i = 0; i < layer.length(); ++i) held.push_back(layer.position(i));
-  return held;
-}
-
-// L made-up positions in every layer, as fill_past gives a plain cache its past.
-void fill_windowed_past(WindowedCache& cache, int past, uint64_t seed) {
-  float k[d_model], v[d_model];
-  for (int pos = 0; pos < past; ++pos)
-    for (int l = 0; l < n_layers; ++l) {
-      for (int i = 0; i < d_model; ++i) {
-        k[i] = past_value(seed, l, pos, i, false);
-        v[i] = past_value(seed, l, pos, i, true);
-      }
-      cache.layer(l).append(k, v);
-    }
 }
 
 }  // namespace
@@ -86,8 +72,8 @@ void register_adapters(AdapterTable& table) {
     if (!ops.is_array() || ops.empty() || ops.size() > size_t(kMaxOps))
       throw BadInput("\"ops\" must be a list of 1 to " + std::to_string(kMaxOps) + " operations");
     WindowedCache cache(sink, window);
-    fill_windowed_past(cache, past, seed.get<uint64_t>());
-    std::optional<WindowedCache> saved;  // the last "save"'s clone
+    fill_past(cache, past, seed.get<uint64_t>());  // through the learner's append
+    std::optional<WindowedCache> saved;            // the last "save"'s clone
     json steps = json::array();
     for (const json& op : ops) {
       if (!op.is_object() || op.size() != 1)

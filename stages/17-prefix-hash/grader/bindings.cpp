@@ -14,7 +14,6 @@
 //            "work": the rows through the model}
 #include "runner/bindings.hpp"
 
-#include <cstdio>
 #include <string>
 
 #include "course/prefix_hash.hpp"
@@ -22,16 +21,6 @@
 #include "wire/limits.hpp"
 
 namespace course::stage_prefix_hash {
-
-namespace {
-
-std::string key_hex(BlockKey key) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(key));
-  return buf;
-}
-
-}  // namespace
 
 void register_adapters(AdapterTable& table) {
   table["run_prefix_hash"] = [](const json& input) {
