@@ -38,6 +38,10 @@ json describing_rows(int first_id, int n);
 // promise stops it with this message.
 void require(bool ok, const std::string& what);
 bool same_bits(const std::vector<float>& a, const float* b, size_t n);
+// Two caches as the bindings write them ({"cache_shapes", "keys", "values"}: cache_json,
+// layers_json) hold the same shape rows and the same float bits; else require fails, naming
+// `what` and the part that differs.
+void require_same_cache(const json& a, const json& b, const std::string& what);
 
 // Runs one adapter of the reference in-process.
 json run_adapter(const std::string& name, const json& input);

@@ -48,6 +48,14 @@ bool same_bits(const std::vector<float>& a, const float* b, size_t n) {
   return a.size() == n && std::memcmp(a.data(), b, n * sizeof(float)) == 0;
 }
 
+void require_same_cache(const json& a, const json& b, const std::string& what) {
+  require(a["cache_shapes"] == b["cache_shapes"], what + ": shape rows");
+  for (const char* name : {"keys", "values"}) {
+    const Tensor x = tensor_from_json(a[name]), y = tensor_from_json(b[name]);
+    require(x.shape == y.shape && same_bits(x.data, y.data.data(), y.data.size()), what + ": " + name);
+  }
+}
+
 json run_adapter(const std::string& name, const json& input) { return adapter_table().at(name)(input); }
 
 json digest_logits(const json& tensor) {

@@ -58,14 +58,6 @@ std::vector<int> effective_tokens(const json& input) {
   return seq;
 }
 
-void require_same_cache(const json& a, const json& b, const std::string& what) {
-  require(a["cache_shapes"] == b["cache_shapes"], what + ": shape rows");
-  for (const char* name : {"keys", "values"}) {
-    const Tensor x = tensor_from_json(a[name]), y = tensor_from_json(b[name]);
-    require(x.shape == y.shape && same_bits(x.data, y.data.data(), y.data.size()), what + ": " + name);
-  }
-}
-
 }  // namespace
 
 CaseSpec speculative_case(std::string name, std::string checks, std::vector<int> prompt, json rounds) {

@@ -14,19 +14,6 @@
 
 namespace course::stage_tree_speculation {
 
-namespace {
-
-void require_same_cache(const json& a, const json& b, const std::string& what) {
-  require(a["cache_shapes"] == b["cache_shapes"], what + ": shape rows");
-  for (const char* name : {"keys", "values"}) {
-    const Tensor x = tensor_from_json(a[name]), y = tensor_from_json(b[name]);
-    require(x.shape == y.shape && same_bits(x.data, y.data.data(), y.data.size()),
-            what + ": " + name);
-  }
-}
-
-}  // namespace
-
 json draft_node(int token, int parent) { return {{"token", token}, {"parent", parent}}; }
 
 int other_token(int token, uint32_t seed) {

@@ -13,10 +13,6 @@ namespace course::stage_prefix_hash {
 
 namespace {
 
-BlockKey key_of(BlockKey parent, const std::vector<int>& block, int bits) {
-  return weak_key(parent, block, bits);
-}
-
 std::vector<int> join(std::initializer_list<std::vector<int>> parts) {
   std::vector<int> out;
   for (const std::vector<int>& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -79,7 +75,7 @@ std::vector<CaseSpec> cases() {
   const int bits8 = 8;
   const std::vector<int> p = words(101, 16);
   const std::vector<int> q = search_block(2000, [&](const std::vector<int>& blk) {
-    return blk != p && key_of(root_key, blk, bits8) == key_of(root_key, p, bits8);
+    return blk != p && weak_key(root_key, blk, bits8) == weak_key(root_key, p, bits8);
   });
   cases.push_back(hash_case("02-a-key-taken-by-other-tokens",
                             "8-bit keys: block Q holds other tokens than block P under the same "
@@ -94,13 +90,13 @@ std::vector<CaseSpec> cases() {
   // 8 bits: B after P1 and B after P2 share a key: the same tokens, another past.
   const std::vector<int> p1 = words(111, 16);
   const std::vector<int> p2 = search_block(3000, [&](const std::vector<int>& blk) {
-    return key_of(root_key, blk, bits8) != key_of(root_key, p1, bits8);
+    return weak_key(root_key, blk, bits8) != weak_key(root_key, p1, bits8);
   });
   const std::vector<int> c2 = words(112, 16);
-  const BlockKey k1 = key_of(root_key, p1, bits8), k2 = key_of(root_key, p2, bits8);
+  const BlockKey k1 = weak_key(root_key, p1, bits8), k2 = weak_key(root_key, p2, bits8);
   const std::vector<int> same = search_block(4000, [&](const std::vector<int>& blk) {
-    return key_of(k1, blk, bits8) == key_of(k2, blk, bits8) &&
-           key_of(k2, blk, bits8) != key_of(k2, c2, bits8) && blk != c2;
+    return weak_key(k1, blk, bits8) == weak_key(k2, blk, bits8) &&
+           weak_key(k2, blk, bits8) != weak_key(k2, c2, bits8) && blk != c2;
   });
   cases.push_back(hash_case("03-the-same-tokens-after-another-past",
                             "8-bit keys: block B after P1 and block B after P2 share a key. P2 C "
@@ -113,9 +109,9 @@ std::vector<CaseSpec> cases() {
                             1));
 
   // 8 bits: a collision at block 1 after a shared block 0.
-  const BlockKey ka = key_of(root_key, a, bits8);
+  const BlockKey ka = weak_key(root_key, a, bits8);
   const std::vector<int> b2 = search_block(5000, [&](const std::vector<int>& blk) {
-    return blk != b && key_of(ka, blk, bits8) == key_of(ka, b, bits8);
+    return blk != b && weak_key(ka, blk, bits8) == weak_key(ka, b, bits8);
   });
   cases.push_back(hash_case("04-a-collision-in-the-second-block",
                             "8-bit keys: A B and A B' share block A; B' collides with B under A: "
