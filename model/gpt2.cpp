@@ -33,22 +33,7 @@ Config gpt2_small() { return Config{}; }
 
 namespace {
 
-// One block's weights. The four Conv1D weights are matrices in either layout
-// (kernels.hpp); everything else is a plain vector.
-struct LayerWeights {
-  const float* ln1_w = nullptr;   // [d_model]
-  const float* ln1_b = nullptr;   // [d_model]
-  kernels::Matrix attn_w;         // [d_model, 3 d_model]
-  const float* attn_b = nullptr;  // [3 d_model]
-  kernels::Matrix attn_proj_w;    // [d_model, d_model]
-  const float* attn_proj_b = nullptr;
-  const float* ln2_w = nullptr;
-  const float* ln2_b = nullptr;
-  kernels::Matrix fc_w;         // [d_model, 4 d_model]
-  const float* fc_b = nullptr;  // [4 d_model]
-  kernels::Matrix mlp_proj_w;   // [4 d_model, d_model]
-  const float* mlp_proj_b = nullptr;
-};
+using detail::LayerWeights;
 
 struct Weights {
   kernels::Matrix wte;           // wte transposed: [d_model, vocab], always panels, so the
@@ -1055,6 +1040,21 @@ namespace detail {
 
 ThreadPool& Access::pool(const Model& model) { return *model.impl_->pool; }
 
+const LayerWeights& Access::layer(const Model& model, int layer) {
+  check_layer(model.config(), layer, "layer weights");
+  return model.impl_->w.layers[static_cast<size_t>(layer)];
+}
+
+const kernels::Matrix& Access::wte(const Model& model) { return model.impl_->w.wte; }
+
+void Access::count_embed(const Model& model, int rows) { model.impl_->work->add_embed(rows); }
+
+void Access::count_qkv(const Model& model, int layer, int rows) {
+  model.impl_->work->add_qkv(layer, rows);
+}
+
+void Access::count_forward(const Model& model, int rows) { model.impl_->work->add_forward(rows); }
+
 std::span<const unsigned char> Access::owned_weights(const Model& model) {
   return {model.impl_->arena.data(), model.impl_->arena.bytes()};
 }
@@ -1097,37 +1097,73 @@ constexpr int QUERY_BLOCK = 64;
 // Head h, queries i0 .. i1-1 (positions first_pos + i): the scores of a block of queries
 // are one matrix product (each score a dot product in gpt2::dot's order, then times the
 // scale), then a softmax and a weighted sum per query, over its own keys only.
-void attention_block(const Config& c, const float* q, const float* k, const float* v, int first_pos,
-                     int i0, int i1, int h, float scale, float* out) {
-  const int d = c.d_model, hd = c.head_dim;
+void attention_block(const HeadLayout& a, int first_pos, int i0, int i1, int h) {
+  const int dim = a.dim;
   const int n_q = i1 - i0, n_keys = first_pos + i1;
+  const float* k = a.k + static_cast<size_t>(h / a.group) * a.k_head;
+  const float* v = a.v + static_cast<size_t>(h / a.group) * a.v_head;
   thread_local std::vector<float> qh, kt, scores;
-  qh.resize(static_cast<size_t>(n_q) * hd);          // [n_q, hd]
-  kt.resize(kernels::panel_floats(hd, n_keys));      // [hd, n_keys], panel layout
+  qh.resize(static_cast<size_t>(n_q) * dim);         // [n_q, dim]
+  kt.resize(kernels::panel_floats(dim, n_keys));     // [dim, n_keys], panel layout
   scores.resize(static_cast<size_t>(n_q) * n_keys);  // [n_q, n_keys]
   for (int r = 0; r < n_q; ++r) {
-    std::memcpy(qh.data() + static_cast<size_t>(r) * hd,
-                q + static_cast<size_t>(i0 + r) * d + h * hd, hd * sizeof(float));
+    std::memcpy(qh.data() + static_cast<size_t>(r) * dim,
+                a.q + static_cast<size_t>(i0 + r) * a.q_stride + h * a.q_head, dim * sizeof(float));
   }
-  for (int j = 0; j < n_keys; ++j) {  // kt[t][j] = k[j][h * hd + t]
-    const float* kj = k + static_cast<size_t>(j) * d + h * hd;
-    float* column = kt.data() + kernels::panel_index(hd, 0, j);
-    for (int t = 0; t < hd; ++t) column[static_cast<size_t>(t) * kernels::PANEL] = kj[t];
+  for (int j = 0; j < n_keys; ++j) {  // kt[t][j] = k[j][t]
+    const float* kj = k + static_cast<size_t>(j) * a.k_stride;
+    float* column = kt.data() + kernels::panel_index(dim, 0, j);
+    for (int t = 0; t < dim; ++t) column[static_cast<size_t>(t) * kernels::PANEL] = kj[t];
   }
   // scores[r][j] = 0 + q[0] * k[j][0] + q[1] * k[j][1] + ...: gpt2::dot, for every key
   // of the block; a query uses the keys up to its own position.
-  const kernels::Matrix keys{kt.data(), hd, n_keys, true};
+  const kernels::Matrix keys{kt.data(), dim, n_keys, true};
   kernels::matmul(qh.data(), n_q, keys, nullptr, scores.data(), kernels::Epilogue::store, nullptr);
   for (int r = 0; r < n_q; ++r) {
     const int i = i0 + r, n = first_pos + i + 1;
     float* s = scores.data() + static_cast<size_t>(r) * n_keys;
-    for (int j = 0; j < n; ++j) s[j] = s[j] * scale;
+    for (int j = 0; j < n; ++j) s[j] = s[j] * a.scale;
     softmax(s, n);
-    weighted_sum(s, v + h * hd, n, d, hd, out + static_cast<size_t>(i) * d + h * hd);
+    weighted_sum(s, v, n, static_cast<int>(a.v_stride), a.value_dim,
+                 a.out + static_cast<size_t>(i) * a.out_stride + h * a.out_head);
   }
 }
 
 }  // namespace
+
+void causal_attention(const Model& model, const HeadLayout& a, int first_pos, int n_query) {
+  if (first_pos < 0 || n_query < 0) {
+    throw ModelError("causal_attention: positions " + std::to_string(first_pos) + " .. " +
+                     std::to_string(first_pos + n_query - 1));
+  }
+  if (a.n_head < 1 || a.group < 1 || a.n_head % a.group != 0 || a.dim < 1 || a.value_dim < 1)
+    throw ModelError("causal_attention: bad head layout");
+  ThreadPool& pool = Access::pool(model);
+  const int n_head = a.n_head;
+  if (n_query >= 4) {
+    // Tasks: (head, block of queries) pairs, the later blocks (more keys, more work) first,
+    // so that the threads finish together.
+    const int n_blocks = (n_query + QUERY_BLOCK - 1) / QUERY_BLOCK;
+    pool.run(n_blocks * n_head, [&](int task, int) {
+      const int b = n_blocks - 1 - task / n_head, h = task % n_head;
+      attention_block(a, first_pos, b * QUERY_BLOCK, std::min(n_query, (b + 1) * QUERY_BLOCK), h);
+    });
+    return;
+  }
+  // A few queries (a decode step): tasks are (query, head) pairs.
+  pool.run(n_query * n_head, [&](int task, int) {
+    const int i = task / n_head, h = task % n_head;
+    const int n = first_pos + i + 1;  // keys 0 .. first_pos + i
+    const size_t g = static_cast<size_t>(h / a.group);
+    thread_local std::vector<float> scores;
+    if (scores.size() < static_cast<size_t>(n)) scores.resize(n);
+    attention_scores(a.q + static_cast<size_t>(i) * a.q_stride + h * a.q_head, a.k + g * a.k_head, n,
+                     static_cast<int>(a.k_stride), a.dim, a.scale, scores.data());
+    softmax(scores.data(), n);
+    weighted_sum(scores.data(), a.v + g * a.v_head, n, static_cast<int>(a.v_stride), a.value_dim,
+                 a.out + static_cast<size_t>(i) * a.out_stride + h * a.out_head);
+  });
+}
 
 void causal_attention(const Model& model, const float* q, const float* k, const float* v,
                       int first_pos, int n_query, float* out) {
@@ -1137,31 +1173,54 @@ void causal_attention(const Model& model, const float* q, const float* k, const 
                      std::to_string(first_pos + n_query - 1) + " do not fit n_ctx " +
                      std::to_string(c.n_ctx));
   }
-  const int d = c.d_model, hd = c.head_dim, n_head = c.n_head;
-  const float scale = attention_scale(hd);
-  ThreadPool& pool = Access::pool(model);
-  if (n_query >= 4) {
-    // Tasks: (head, block of queries) pairs, the later blocks (more keys, more work) first,
-    // so that the threads finish together.
-    const int n_blocks = (n_query + QUERY_BLOCK - 1) / QUERY_BLOCK;
-    pool.run(n_blocks * n_head, [&](int task, int) {
-      const int b = n_blocks - 1 - task / n_head, h = task % n_head;
-      attention_block(c, q, k, v, first_pos, b * QUERY_BLOCK,
-                      std::min(n_query, (b + 1) * QUERY_BLOCK), h, scale, out);
-    });
-    return;
+  const size_t d = static_cast<size_t>(c.d_model), hd = static_cast<size_t>(c.head_dim);
+  HeadLayout a;
+  a.n_head = c.n_head;
+  a.dim = a.value_dim = c.head_dim;
+  a.scale = attention_scale(c.head_dim);
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.out = out;
+  a.q_stride = a.k_stride = a.v_stride = a.out_stride = d;
+  a.q_head = a.k_head = a.v_head = a.out_head = hd;
+  causal_attention(model, a, first_pos, n_query);
+}
+
+void embed_tokens(const Model& model, const int* tokens, int n_rows, float* x, const char* what) {
+  const Config& c = model.config();
+  check_rows(n_rows, what);
+  for (int r = 0; r < n_rows; ++r) {
+    if (tokens[r] < 0 || tokens[r] >= c.vocab)
+      throw ModelError(std::string(what) + ": row " + std::to_string(r) + ": token id " +
+                       std::to_string(tokens[r]) + " is outside 0 .. " + std::to_string(c.vocab - 1));
   }
-  // A few queries (a decode step): tasks are (query, head) pairs.
-  pool.run(n_query * n_head, [&](int task, int) {
-    const int i = task / n_head, h = task % n_head;
-    const int n = first_pos + i + 1;  // keys 0 .. first_pos + i
-    thread_local std::vector<float> scores;
-    if (scores.size() < static_cast<size_t>(n)) scores.resize(n);
-    attention_scores(q + static_cast<size_t>(i) * d + h * hd, k + h * hd, n, d, hd, scale,
-                     scores.data());
-    softmax(scores.data(), n);
-    weighted_sum(scores.data(), v + h * hd, n, d, hd, out + static_cast<size_t>(i) * d + h * hd);
-  });
+  Access::count_embed(model, n_rows);
+  const kernels::Matrix& wte = Access::wte(model);  // [d_model, vocab]: column `token` is its row
+  for (int r = 0; r < n_rows; ++r) {
+    float* out = x + static_cast<size_t>(r) * c.d_model;
+    for (int i = 0; i < c.d_model; ++i) out[i] = wte.at(i, tokens[r]);
+  }
+}
+
+kernels::Matrix column_view(const kernels::Matrix& m, int j0, int n_cols, const char* what) {
+  if (!m.panels) {
+    throw ModelError(std::string(what) +
+                     ": needs weights in the panel layout (synthetic weights, or a safetensors "
+                     "file of F16 or BF16 tensors); these are float weights used in place");
+  }
+  if (j0 < 0 || n_cols < 1 || j0 % kernels::PANEL != 0 || j0 + n_cols > m.n_out)
+    throw ModelError(std::string(what) + ": columns " + std::to_string(j0) + " .. " +
+                     std::to_string(j0 + n_cols - 1) + " are not a panel range of the matrix");
+  kernels::Matrix v = m;
+  const size_t at = kernels::panel_index(m.n_in, 0, j0);
+  if (m.bf16) {
+    v.bf16 = m.bf16 + at;
+  } else {
+    v.data = m.data + at;
+  }
+  v.n_out = n_cols;
+  return v;
 }
 
 }  // namespace detail

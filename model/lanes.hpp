@@ -2,7 +2,7 @@
 // gpt2::exp, gpt2::tanh and GELU computed on every lane of one. Internal to model/.
 //
 // Each function here performs, on every lane, exactly the float and double operations of
-// its scalar counterpart, in the same order: exp_core_lanes is ops.cpp's exp_core,
+// its scalar counterpart, in the same order: exp_core_lanes is numerics.hpp's exp_core,
 // exp_lanes is gpt2::exp, tanh_lanes is gpt2::tanh, gelu_lanes is kernels::gelu (the
 // polynomial steps are the shared templates in numerics.hpp). A branch of the scalar code
 // becomes a per-lane choice: every lane computes every branch and keeps the one the scalar
@@ -79,7 +79,7 @@ struct Half {
   typedef int64_t i64 __attribute__((vector_size(2 * bytes)));
 };
 
-// ops.cpp's exp_core on each lane: e^y in double, for |y| <= 700 (a caller keeps the
+// numerics.hpp's exp_core on each lane: e^y in double, for |y| <= 700 (a caller keeps the
 // lanes it will not use in that range too).
 template <class H>
 GPT2_LANES_INLINE typename H::d exp_core_lanes(typename H::d y) {

@@ -110,4 +110,25 @@ template <class D>
   return a + a * (a2 * p);
 }
 
+inline double double_from_bits(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+// e^y in double for |y| <= 700, relative error about 2^-47 (gpt2::exp is this, rounded to
+// float once):
+//   n = nearest integer to y / ln2 (halves away from zero);  r = exp_reduced(y, n)
+//   p = exp_taylor(r);  result = p * 2^n, 2^n built from its exponent bits (exact).
+// (lanes.hpp's exp_core_lanes is the same on every lane of a vector.)
+inline double exp_core(double y) {
+  const double t = y * LOG2E;
+  // Round half away from zero through a truncating conversion (|t| < 2^31 here).
+  const int64_t n = t >= 0 ? static_cast<int64_t>(t + 0.5) : -static_cast<int64_t>(-t + 0.5);
+  const double nd = static_cast<double>(n);
+  const double p = exp_taylor(exp_reduced(y, nd));
+  const double two_n = double_from_bits(static_cast<uint64_t>(n + 1023) << 52);
+  return p * two_n;
+}
+
 }  // namespace gpt2::numerics

@@ -22,30 +22,7 @@ static_assert(FLT_EVAL_METHOD == 0, "float arithmetic must be evaluated in float
 
 namespace gpt2 {
 
-namespace {
-
-double bits_to_double(uint64_t bits) {
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
-// e^y in double for |y| <= 700, relative error about 2^-47:
-//   n = nearest integer to y / ln2;  r = (y - n*LN2_HI) - n*LN2_LO, |r| <= 0.3466
-//   p = 1 + r + r^2/2! + ... + r^11/11!   (Horner, from the r^11 term down)
-//   result = p * 2^n, 2^n built from its exponent bits (exact).
-// (lanes.hpp's exp_lanes is the same on every lane of a vector.)
-double exp_core(double y) {
-  const double t = y * numerics::LOG2E;
-  // Round half away from zero through a truncating conversion (|t| < 2^31 here).
-  const int64_t n = t >= 0 ? static_cast<int64_t>(t + 0.5) : -static_cast<int64_t>(-t + 0.5);
-  const double nd = static_cast<double>(n);
-  const double p = numerics::exp_taylor(numerics::exp_reduced(y, nd));
-  const double two_n = bits_to_double(static_cast<uint64_t>(n + 1023) << 52);
-  return p * two_n;
-}
-
-}  // namespace
+using numerics::exp_core;
 
 float exp(float x) {
   if (x != x) return x;  // NaN
