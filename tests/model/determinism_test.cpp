@@ -8,9 +8,13 @@
 #include <vector>
 
 #include "gpt2.hpp"
+#include "grouped_query.hpp"
 #include "kernels.hpp"
+#include "latent.hpp"
 #include "model_test_helpers.hpp"
 #include "ops.hpp"
+#include "rotary.hpp"
+#include "variants.hpp"
 
 namespace {
 
@@ -199,6 +203,158 @@ TEST(determinism, gpt2_small_any_thread_count) {
     EXPECT_TRUE(same_bits(m.forward(tokens), by_default, 50257)) << threads << " threads";
   }
   m.set_threads(default_threads);
+}
+
+// ---- the variants (grouped_query.hpp, rotary.hpp, latent.hpp) ------------------------------
+
+// Each variant's own pieces on rows alone and on the same rows in batches of several
+// sizes (the pieces they share with GPT-2 are checked above).
+void check_variant_rows_alone_equal_batch(const gpt2::Model& m, const std::vector<int>& batch_sizes) {
+  const gpt2::Config& c = m.config();
+  const int D = c.d_model, H = c.n_head, max_rows = batch_sizes.back(), layer = c.n_layer - 1;
+  const auto tokens = prompt(max_rows, c.vocab);
+  std::vector<int> positions(max_rows);
+  for (int i = 0; i < max_rows; ++i) positions[i] = (i * 5) % c.n_ctx;
+  std::vector<float> x(max_rows * D), attn(max_rows * D);
+  m.embed(tokens.data(), positions.data(), max_rows, x.data());
+  for (int i = 0; i < max_rows * D; ++i) attn[i] = x[(i * 7) % (max_rows * D)] * 3.0f;
+  m.finish_block(0, attn.data(), max_rows, x.data());
+
+  const gpt2::GroupedQueryModel gq(m, H / 2);
+  const gpt2::RotaryModel rot(m);
+  const gpt2::LatentModel lat(m, 11);
+  const int W = gq.kv_width(), R = lat.row_dim(), Q = H * lat.query_dim(), O = H * 128;
+  // Every piece, row by row (a [rows, width] buffer per output).
+  struct Outputs {
+    std::vector<float> q, k, v, rotated, q_nope, q_rope, rows, absorbed, attn, keys, values;
+  };
+  auto run = [&](int r0, int n, Outputs& o) {
+    auto at = [](std::vector<float>& b, int r, int w) { return b.data() + static_cast<size_t>(r) * w; };
+    gq.qkv(layer, x.data() + r0 * D, n, at(o.q, r0, D), at(o.k, r0, W), at(o.v, r0, W));
+    std::copy(x.begin() + r0 * D, x.begin() + (r0 + n) * D, o.rotated.begin() + r0 * D);
+    rot.rotate(at(o.rotated, r0, D), n, positions.data() + r0);
+    lat.project(layer, x.data() + r0 * D, positions.data() + r0, n, at(o.q_nope, r0, D),
+                at(o.q_rope, r0, D), at(o.rows, r0, R));
+    lat.absorb_query(layer, at(o.q_nope, r0, D), at(o.q_rope, r0, D), n, at(o.absorbed, r0, Q));
+    // o_h: the absorbed queries' first 128 floats of each head stand in for a weighted latent.
+    std::vector<float> o_lat(static_cast<size_t>(n) * O);
+    for (int r = 0; r < n; ++r)
+      for (int h = 0; h < H; ++h)
+        std::copy_n(at(o.absorbed, r0 + r, Q) + h * lat.query_dim(), 128, o_lat.data() + r * O + h * 128);
+    lat.output_from_latent(layer, o_lat.data(), n, at(o.attn, r0, D));
+    lat.expand_keys(layer, at(o.rows, r0, R), n, at(o.keys, r0, H * 128));
+    lat.expand_values(layer, at(o.rows, r0, R), n, at(o.values, r0, D));
+  };
+  auto make = [&] {
+    Outputs o;
+    for (auto* b : {&o.q, &o.rotated, &o.q_nope, &o.q_rope, &o.attn, &o.values}) b->resize(max_rows * D);
+    o.k.resize(max_rows * W);
+    o.v.resize(max_rows * W);
+    o.rows.resize(max_rows * R);
+    o.absorbed.resize(max_rows * Q);
+    o.keys.resize(max_rows * H * 128);
+    return o;
+  };
+  Outputs alone = make();
+  for (int r = 0; r < max_rows; ++r) run(r, 1, alone);
+  for (int n : batch_sizes) {
+    Outputs batch = make();
+    run(0, n, batch);
+    auto head = [](const std::vector<float>& a, size_t count) {
+      return std::vector<float>(a.begin(), a.begin() + count);
+    };
+    auto same = [&](const std::vector<float>& a, const std::vector<float>& b, int w, const char* what) {
+      EXPECT_TRUE(same_bits(head(a, n * w), head(b, n * w), w)) << what << ", batch " << n;
+    };
+    same(batch.q, alone.q, D, "grouped-query q");
+    same(batch.k, alone.k, W, "grouped-query k");
+    same(batch.v, alone.v, W, "grouped-query v");
+    same(batch.rotated, alone.rotated, D, "rotary rotate");
+    same(batch.q_nope, alone.q_nope, D, "latent q_nope");
+    same(batch.q_rope, alone.q_rope, D, "latent q_rope");
+    same(batch.rows, alone.rows, R, "latent rows");
+    same(batch.absorbed, alone.absorbed, Q, "latent absorb_query");
+    same(batch.attn, alone.attn, D, "latent output_from_latent");
+    same(batch.keys, alone.keys, H * 128, "latent expand_keys");
+    same(batch.values, alone.values, D, "latent expand_values");
+  }
+}
+
+TEST(determinism, variants_row_alone_equals_row_in_batch) {
+  gpt2::Model m = gpt2::Model::synthetic(3, model_test::variant_config());
+  for (int threads : {1, 2}) {
+    m.set_threads(threads);
+    check_variant_rows_alone_equal_batch(m, {1, 2, 3, 7, 16, 30});
+  }
+}
+
+TEST(determinism, gpt2_small_variants_row_alone_equals_row_in_batch) {
+  check_variant_rows_alone_equal_batch(model_test::gpt2_small_model(), {1, 2, 3, 7, 16});
+}
+
+std::vector<gpt2::Variant> every_variant() {
+  std::vector<gpt2::Variant> out;
+  for (const char* name : {"gqa-1", "gqa-2", "rotary", "streaming-2-5", "latent"})
+    out.push_back(gpt2::Variant::parse(name, 13));
+  return out;
+}
+
+TEST(determinism, variants_any_thread_count) {
+  gpt2::Model m = gpt2::Model::synthetic(4, model_test::variant_config());
+  const auto tokens = prompt(40, 300);
+  for (const gpt2::Variant& v : every_variant()) {
+    m.set_threads(1);
+    const auto one = gpt2::variant_forward(m, v)(tokens);
+    for (int threads : {2, 3, 7}) {
+      m.set_threads(threads);
+      EXPECT_TRUE(same_bits(gpt2::variant_forward(m, v)(tokens), one, 300)) << v.name() << ", " << threads << " threads";
+    }
+  }
+  m.set_threads(1);
+  const gpt2::LatentModel lat(m, 13);
+  const auto expanded = lat.forward_expanded(tokens);
+  m.set_threads(3);
+  EXPECT_TRUE(same_bits(lat.forward_expanded(tokens), expanded, 300)) << "latent, expanded order";
+}
+
+TEST(determinism, gpt2_small_variants_any_thread_count) {
+  gpt2::Model& m = model_test::gpt2_small_model();
+  const int default_threads = m.threads();
+  const auto tokens = prompt(5, 50257);
+  for (const gpt2::Variant& v : every_variant()) {
+    m.set_threads(default_threads);
+    const auto by_default = gpt2::variant_forward(m, v)(tokens);
+    for (int threads : {1, 3}) {
+      m.set_threads(threads);
+      EXPECT_TRUE(same_bits(gpt2::variant_forward(m, v)(tokens), by_default, 50257))
+          << v.name() << ", " << threads << " threads";
+    }
+  }
+  m.set_threads(default_threads);
+}
+
+// Each variant's forward (blocks of 64 queries, 6-row tiles) against its cached loop, on
+// every vector path the CPU has.
+TEST(determinism, variants_prefill_equals_the_cached_loop_on_every_vector_path) {
+  using gpt2::kernels::VectorPath;
+  const gpt2::Model m = gpt2::Model::synthetic(5, model_test::variant_config());
+  const auto tokens = prompt(70, 300);
+  const VectorPath saved = gpt2::kernels::vector_path();
+  for (const gpt2::Variant& v : every_variant()) {
+    if (v.kind == gpt2::Variant::Kind::streaming) continue;  // its forward is a decode
+    std::vector<float> first;
+    for (VectorPath path : {VectorPath::sse2, VectorPath::avx2, VectorPath::avx512}) {
+      if (!gpt2::kernels::cpu_has(path)) continue;
+      gpt2::kernels::set_vector_path(path);
+      const auto truth = gpt2::variant_forward(m, v)(tokens);
+      gpt2::Decoder d = gpt2::variant_decoder(m, v, 70);
+      EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 66), model_test::rows_from(truth, 65, 300), 300))
+          << v.name() << ", " << gpt2::kernels::vector_path_name(path);
+      if (first.empty()) first = truth;
+      EXPECT_TRUE(same_bits(truth, first, 300)) << v.name() << ", " << gpt2::kernels::vector_path_name(path);
+    }
+  }
+  gpt2::kernels::set_vector_path(saved);
 }
 
 }  // namespace

@@ -27,6 +27,36 @@ gpt2::Config small_config() {
   return c;
 }
 
+gpt2::Config variant_config() {
+  gpt2::Config c;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.head_dim = 64;
+  c.d_model = 256;
+  c.n_ctx = 80;
+  c.vocab = 300;
+  return c;
+}
+
+std::vector<int> spread_tokens(int n, int vocab) {
+  std::vector<int> t(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int>((i * 7919LL + 13) % vocab);
+  return t;
+}
+
+std::vector<float> decoded_rows(gpt2::Decoder& decoder, const std::vector<int>& tokens, int prefill) {
+  std::vector<float> out = decoder.prefill(std::span<const int>(tokens.data(), static_cast<size_t>(prefill)));
+  for (size_t i = static_cast<size_t>(prefill); i < tokens.size(); ++i) {
+    const std::vector<float> row = decoder.step(tokens[i]);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+std::vector<float> rows_from(const std::vector<float>& all, int first, int width) {
+  return std::vector<float>(all.begin() + static_cast<ptrdiff_t>(first) * width, all.end());
+}
+
 gpt2::Model& gpt2_small_model() {
   static gpt2::Model model = gpt2::Model::synthetic(1);
   return model;
@@ -249,6 +279,22 @@ std::string temp_path(const std::string& stem) {
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace model_test
+
+namespace model_test {
+
+gpt2::Model f32_safetensors_model(uint64_t seed, const gpt2::Config& config) {
+  const Tensors tensors = synthetic_tensors(seed, config);
+  std::vector<RawTensor> parts;
+  for (const auto& spec : gpt2::tensor_specs(config))
+    parts.push_back({spec.name, "F32", spec.shape, f32_bytes(tensors.at(spec.name))});
+  const std::string path = temp_path("f32.safetensors");
+  write_file(path, file_bytes(header_json(parts, {{"n_head", std::to_string(config.n_head)}}), parts));
+  gpt2::Model m = gpt2::Model::load_safetensors(path);
+  std::filesystem::remove(path);  // the mapping stays
+  return m;
 }
 
 }  // namespace model_test

@@ -9,12 +9,28 @@
 #include <string>
 #include <vector>
 
+#include "generate.hpp"
 #include "gpt2.hpp"
 
 namespace model_test {
 
 // 2 layers, 2 heads of 8, vocab 97, n_ctx 32: the tests' small model.
 gpt2::Config small_config();
+
+// 2 layers, 4 heads of 64 (d_model 256), vocab 300, n_ctx 80: small, but with GPT-2's head
+// width and d_model a whole number of the kernels' panels, as the variants need
+// (grouped_query.hpp, rotary.hpp, latent.hpp).
+gpt2::Config variant_config();
+
+// n token ids below vocab, spread over it.
+std::vector<int> spread_tokens(int n, int vocab);
+
+// Logits by a cached decoder: a prefill of the first `prefill` tokens (its last row), then
+// one step per remaining token: rows for positions prefill-1 .. tokens.size()-1.
+std::vector<float> decoded_rows(gpt2::Decoder& decoder, const std::vector<int>& tokens,
+                                int prefill);
+// Rows first .. of a [n, width] buffer.
+std::vector<float> rows_from(const std::vector<float>& all, int first, int width);
 
 // GPT-2 small with synthetic weights, seed 1, made once per test process (a test that
 // changes its thread count puts it back).
@@ -53,6 +69,10 @@ std::string header_json(const std::vector<RawTensor>& tensors,
 std::string file_bytes(const std::string& header, const std::vector<RawTensor>& tensors,
                        bool pad = true);
 std::string f32_bytes(const std::vector<float>& values);
+
+// The synthetic weights of (seed, config) written as a safetensors file of F32 tensors and
+// loaded: a model whose matrices are floats used in place, row-major, as real GPT-2's are.
+gpt2::Model f32_safetensors_model(uint64_t seed, const gpt2::Config& config);
 
 // A fresh path in the test temp dir, unique for this process and test.
 std::string temp_path(const std::string& stem);
