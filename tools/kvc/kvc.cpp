@@ -6,13 +6,22 @@
 //       an array with one array per position). Floats are printed in their shortest form
 //       that reads back to the same bits.
 //   kvc digest (--weights FILE | --synthetic [--seed N]) --tokens ... [--threads N] [--decode]
-//              [--vector-path P]
+//              [--vector-path P] [--variant V[,V...]]
 //       16 hex digits: FNV-1a 64 of the bits of every position's logits (little-endian
 //       float32, position after position). Equal digests mean bit-identical logits.
 //       --decode computes them by a cached decode, one token at a time, instead of
 //       forward(); the digest must be the same (scripts/determinism-check.sh checks it).
+//       With several variants, one line each: "NAME DIGEST".
+//   --variant gpt2|gqa-N|rotary|streaming-SINK-WINDOW|latent (logits, digest, generate):
+//       the model variants on GPT-2's weights (model/variants.hpp): N K/V heads, rotary
+//       positions, rotary positions with a StreamingLLM window (no cached decoder of its
+//       own: --decode is its forward), the latent (MLA) cache with up-projections from
+//       --seed.
 //   kvc bench [--threads N] [--seed N] [--context N] [--reps N] [--vector-path P]
 //       one JSON object: decode and prefill speed (bench.hpp).
+//   kvc bench-variants [--seed N] [--context N] [--prefill N] [--rounds N]
+//       one JSON object: CPU-s of a decode step and of a prefill on one thread, for GPT-2
+//       and each variant (variants_bench.hpp).
 //   --vector-path sse2|avx2|avx512 makes the kernels (and bench's peak loop) use that path
 //   instead of the widest one the CPU has (kernels.hpp); the logits are the same bits.
 //   kvc tokenize / detokenize --tokenizer DIR ...   GPT-2's tokenizer (tokenize_command.cpp)
@@ -36,6 +45,8 @@
 
 #include "bench.hpp"
 #include "generate.hpp"
+#include "variants.hpp"
+#include "variants_bench.hpp"
 #include "gpt2.hpp"
 #include "kernels.hpp"
 #include "kvc_cli.hpp"
@@ -56,7 +67,32 @@ struct ModelOptions {
   bool all_positions = false;
   bool decode = false;
   std::string vector_path;  // empty: the widest the CPU has
+  std::string variant = "gpt2";  // one, or (digest) several separated by commas
 };
+
+void add_variant_option(CLI::App* sub, std::string& variant, const char* what) {
+  sub->add_option("--variant", variant,
+                  std::string("gpt2, gqa-N (N K/V heads), rotary, streaming-SINK-WINDOW or latent") +
+                      what)
+      ->capture_default_str();
+}
+
+// The variants named by a comma-separated list, checked before any weights are made.
+std::vector<gpt2::Variant> parse_variants(const std::string& list, uint64_t seed) {
+  std::vector<gpt2::Variant> out;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = list.find(',', at);
+    const std::string name = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    try {
+      out.push_back(gpt2::Variant::parse(name, seed));
+    } catch (const gpt2::ModelError& e) {
+      throw BadInput(std::string("--variant: ") + e.what());
+    }
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
 
 // --vector-path for every subcommand (the results are the same bits whatever the path;
 // scripts/determinism-check.sh checks that, `kvc bench` compares speeds).
@@ -119,8 +155,10 @@ void append_row(std::string& out, const float* row, int n) {
 
 int run_logits(const ModelOptions& o) {
   const std::vector<int> tokens = parse_tokens(o.tokens);
+  const std::vector<gpt2::Variant> variants = parse_variants(o.variant, o.seed);
+  if (variants.size() != 1) throw BadInput("--variant: logits takes one variant");
   const gpt2::Model m = load_model(o, tokens);
-  const std::vector<float> logits = m.forward(tokens);
+  const std::vector<float> logits = gpt2::variant_forward(m, variants[0])(tokens);
   const int vocab = m.config().vocab;
   const int n = static_cast<int>(tokens.size());
   std::string out = "{\"tokens\": [";
@@ -142,6 +180,24 @@ int run_logits(const ModelOptions& o) {
   out += "}\n";
   write_stdout(out);
   return 0;
+}
+
+// Logits of every position by a variant's cached decode (variants.hpp), one token at a
+// time; the streaming variant's forward is such a decode already.
+std::vector<float> decode_all(const gpt2::Model& m, const gpt2::Variant& variant,
+                              const std::vector<int>& tokens) {
+  if (variant.kind == gpt2::Variant::Kind::streaming) return gpt2::variant_forward(m, variant)(tokens);
+  gpt2::check_tokens(tokens, m.config());
+  const size_t vocab = m.config().vocab;
+  std::vector<float> logits(tokens.size() * vocab);  // [n, vocab]
+  if (tokens.empty()) return logits;
+  gpt2::Decoder decoder = gpt2::variant_decoder(m, variant, static_cast<int>(tokens.size()));
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    const std::vector<float> row =
+        pos == 0 ? decoder.prefill(std::span<const int>(tokens.data(), 1)) : decoder.step(tokens[pos]);
+    std::copy(row.begin(), row.end(), logits.begin() + pos * vocab);
+  }
+  return logits;
 }
 
 // Logits of every position by a cached decode, one token at a time (the loop a learner
@@ -177,15 +233,20 @@ int exec_learner(const kvc::GenerateOptions& o, int argc, char** argv) {
   throw kvc::Failure("cannot run " + path + ": " + std::strerror(errno));
 }
 
-gpt2::Decoder make_decoder(const std::string& impl, const gpt2::Model& m, int capacity) {
+gpt2::Decoder make_decoder(const std::string& impl, const gpt2::Variant& variant,
+                           const gpt2::Model& m, int capacity) {
+  if (variant.kind != gpt2::Variant::Kind::gpt2) {
+    if (impl == "no-cache") return gpt2::variant_no_cache_decoder(m, variant);
+    if (variant.kind == gpt2::Variant::Kind::streaming)
+      throw BadInput("--variant " + variant.name() + ": give --impl no-cache (it has no cached decoder)");
+    return gpt2::variant_decoder(m, variant, capacity);
+  }
   if (impl == "no-cache") return gpt2::no_cache_decoder(m);
   return gpt2::cached_decoder(m, capacity);
 }
 
-int run_digest(const ModelOptions& o) {
-  const std::vector<int> tokens = parse_tokens(o.tokens);
-  const gpt2::Model m = load_model(o, tokens);
-  const std::vector<float> logits = o.decode ? decode_all(m, tokens) : m.forward(tokens);
+// FNV-1a 64 of the logits' bits, as 16 hex digits.
+std::string logits_digest(const std::vector<float>& logits) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
   for (float f : logits) {
     uint32_t bits;
@@ -196,8 +257,24 @@ int run_digest(const ModelOptions& o) {
     }
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx\n", static_cast<unsigned long long>(h));
-  write_stdout(buf);
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+int run_digest(const ModelOptions& o) {
+  const std::vector<int> tokens = parse_tokens(o.tokens);
+  const std::vector<gpt2::Variant> variants = parse_variants(o.variant, o.seed);
+  const gpt2::Model m = load_model(o, tokens);
+  std::string out;
+  for (const gpt2::Variant& v : variants) {
+    const bool plain = v.kind == gpt2::Variant::Kind::gpt2;
+    const std::vector<float> logits = !o.decode ? gpt2::variant_forward(m, v)(tokens)
+                                      : plain    ? decode_all(m, tokens)
+                                                 : decode_all(m, v, tokens);
+    if (variants.size() > 1) out += v.name() + " ";
+    out += logits_digest(logits) + "\n";
+  }
+  write_stdout(out);
   return 0;
 }
 
@@ -227,6 +304,8 @@ int main(int argc, char** argv) {
   add_model_options(digest, digest_opts);
   digest->add_flag("--decode", digest_opts.decode,
                    "compute the logits by a cached decode, one token at a time, not forward()");
+  add_variant_option(logits, logits_opts.variant, "");
+  add_variant_option(digest, digest_opts.variant, "; several, comma-separated, print one line each");
 
   gpt2::BenchOptions bench_opts;
   bench_opts.threads = gpt2::default_thread_count();
@@ -245,9 +324,25 @@ int main(int argc, char** argv) {
   std::string bench_vector_path;
   add_vector_path_option(bench, bench_vector_path);
 
+  gpt2::VariantsBenchOptions vbench_opts;
+  auto* vbench = app.add_subcommand(
+      "bench-variants", "CPU-s of a decode step and a prefill, GPT-2 small and its variants, as JSON");
+  vbench->add_option("--seed", vbench_opts.seed, "seed of the synthetic weights")->capture_default_str();
+  vbench->add_option("--context", vbench_opts.context, "cached positions before the decode step")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  vbench->add_option("--prefill", vbench_opts.prefill, "rows of the prefill")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  vbench->add_option("--rounds", vbench_opts.rounds, "rounds, the variants alternating")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+
   kvc::GenerateOptions generate_opts;
   auto* generate =
       kvc::add_generate_command(app, generate_opts, {"reference", "no-cache", "learner"});
+  std::string generate_variant = "gpt2";
+  add_variant_option(generate, generate_variant, " (reference: the variant's cached loop)");
   std::vector<kvc::Command> commands = kvc::add_tokenizer_commands(app);
   commands.push_back(kvc::add_chart_command(app));
 
@@ -271,10 +366,20 @@ int main(int argc, char** argv) {
       write_stdout(gpt2::bench_json(gpt2::run_bench(bench_opts)) + "\n");
       return 0;
     }
+    if (vbench->parsed()) {
+      write_stdout(gpt2::variants_bench_json(vbench_opts) + "\n");
+      return 0;
+    }
     if (generate->parsed()) {
-      if (generate_opts.impl == "learner") return exec_learner(generate_opts, argc, argv);
+      const std::vector<gpt2::Variant> variant = parse_variants(generate_variant, generate_opts.seed);
+      if (variant.size() != 1) throw BadInput("--variant: generate takes one variant");
+      if (generate_opts.impl == "learner") {
+        if (variant[0].kind != gpt2::Variant::Kind::gpt2)
+          throw BadInput("--impl learner runs GPT-2 itself (kvc-learner has no --variant)");
+        return exec_learner(generate_opts, argc, argv);
+      }
       return kvc::run_generate(generate_opts, [&](const gpt2::Model& m, int capacity) {
-        return make_decoder(generate_opts.impl, m, capacity);
+        return make_decoder(generate_opts.impl, variant[0], m, capacity);
       });
     }
     for (const kvc::Command& c : commands)

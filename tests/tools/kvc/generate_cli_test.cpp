@@ -55,6 +55,25 @@ TEST(generate_cli, reference_no_cache_and_learner_print_the_same_greedy_tokens) 
   EXPECT_EQ(ids_of(direct), ids);
 }
 
+// Each variant's cached loop (model/variants.hpp) and its no-cache forward print the same
+// greedy tokens; they are not GPT-2's.
+TEST(generate_cli, variants_cached_and_no_cache_print_the_same_tokens) {
+  const std::vector<int> gpt2 = ids_of(kvc("generate " + prompt + " --max-new-tokens 4"));
+  for (const char* variant : {"gqa-1", "rotary", "latent"}) {
+    const std::string args = "generate " + prompt + " --max-new-tokens 4 --variant " + variant;
+    const std::vector<int> cached = ids_of(kvc(args));
+    EXPECT_EQ(ids_of(kvc(args + " --impl no-cache")), cached) << variant;
+    EXPECT_NE(cached, gpt2) << variant;
+  }
+  const Output streaming = kvc("generate " + prompt + " --max-new-tokens 2 --variant streaming-1-2");
+  EXPECT_EQ(streaming.exit_code, 2);
+  EXPECT_NE(streaming.err.find("give --impl no-cache"), std::string::npos) << streaming.err;
+  EXPECT_EQ(ids_of(kvc("generate " + prompt + " --max-new-tokens 2 --variant streaming-1-2 --impl no-cache")).size(), 2u);
+  const Output learner_variant = kvc("generate " + prompt + " --variant rotary " + learner("kvc-learner"));
+  EXPECT_EQ(learner_variant.exit_code, 2);
+  EXPECT_NE(learner_variant.err.find("kvc-learner has no --variant"), std::string::npos) << learner_variant.err;
+}
+
 TEST(generate_cli, the_first_token_is_the_argmax_of_kvc_logits) {
   const Output logits = kvc("logits --synthetic --seed 1 --tokens 464,2068,7586 --threads 2");
   ASSERT_EQ(logits.exit_code, 0) << logits.err;

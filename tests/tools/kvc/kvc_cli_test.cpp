@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -103,6 +104,52 @@ TEST(kvc_cli, digest_is_stable_across_thread_counts) {
   EXPECT_EQ(one.out, two.out);
 }
 
+// One line per variant; GPT-2 with 12 K/V heads is GPT-2; a cached decode gives the
+// forward's digests; the streaming window holding every token is rotary itself.
+TEST(kvc_cli, digest_of_the_variants) {
+  const std::string args = "digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 2 --variant "
+                           "gpt2,gqa-12,gqa-4,gqa-1,rotary,streaming-1-1,latent,streaming-2-1";
+  const KvcRun forward = kvc(args);
+  const KvcRun decode = kvc(args + " --decode");
+  ASSERT_EQ(forward.exit_code, 0) << forward.err;
+  ASSERT_EQ(decode.exit_code, 0) << decode.err;
+  EXPECT_EQ(forward.out, decode.out);
+  std::map<std::string, std::string> digest;
+  std::istringstream lines(forward.out);
+  std::string name, hex;
+  while (lines >> name >> hex) {
+    EXPECT_EQ(hex.size(), 16u) << name;
+    digest[name] = hex;
+  }
+  ASSERT_EQ(digest.size(), 8u) << forward.out;
+  const KvcRun plain = kvc("digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 2");
+  EXPECT_EQ(digest["gpt2"] + "\n", plain.out);
+  EXPECT_EQ(digest["gqa-12"], digest["gpt2"]);
+  EXPECT_EQ(digest["streaming-2-1"], digest["rotary"]);  // 3 tokens fit in 2 + 1
+  for (const char* other : {"gqa-4", "gqa-1", "rotary", "streaming-1-1", "latent"})
+    EXPECT_NE(digest[other], digest["gpt2"]) << other;
+  EXPECT_NE(digest["streaming-1-1"], digest["rotary"]);  // the second token is evicted
+}
+
+// A short run: six variants, each figure a positive number of CPU seconds.
+TEST(kvc_cli, bench_variants_reports_cpu_seconds_per_variant) {
+  const KvcRun r = kvc("bench-variants --context 3 --prefill 2 --rounds 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("threads"), 1);
+  EXPECT_EQ(j.at("context"), 3);
+  EXPECT_EQ(j.at("prefill_rows"), 2);
+  std::vector<std::string> names;
+  for (const auto& v : j.at("variants")) {
+    names.push_back(v.at("name"));
+    for (const char* key : {"setup_cpu_s", "decode_cpu_s", "prefill_cpu_s", "decode_vs_gpt2", "prefill_vs_gpt2"}) {
+      ASSERT_TRUE(v.at(key).is_number()) << key;
+      EXPECT_GE(v.at(key).get<double>(), 0.0) << key;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"gpt2", "gqa-4", "gqa-2", "gqa-1", "rotary", "latent"}));
+}
+
 TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
   struct Case {
     std::string args, needle;
@@ -120,6 +167,12 @@ TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
       {"logits --seed 3 --tokens 1", "requires --synthetic"},
       {"logits --synthetic --tokens 1 --threads 0", "--threads"},
       {"digest --synthetic --tokens 1,2,-5", "token 2 has id -5"},
+      {"digest --synthetic --tokens 1 --variant gqa-5", "5 K/V heads do not divide the 12 query heads"},
+      {"digest --synthetic --tokens 1 --variant mla", "unknown model variant 'mla'"},
+      {"digest --synthetic --tokens 1 --variant gpt2,", "unknown model variant ''"},
+      {"digest --synthetic --tokens 1 --variant streaming-4", "unknown model variant"},
+      {"logits --synthetic --tokens 1 --variant gpt2,rotary", "logits takes one variant"},
+      {"bench-variants --rounds 0", "--rounds"},
       {"bench --threads 0", "--threads"},
       {"bench --vector-path avx9", "--vector-path"},
       {"frobnicate", "subcommand"},
