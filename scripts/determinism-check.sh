@@ -13,7 +13,9 @@
 # It runs `kvc digest --synthetic --seed 1 --tokens <prompt>` with each, with 1 and 2
 # threads, by forward() and by a cached one-token-at-a-time decode (--decode), then the
 # gcc -O3 build again with the kernels' narrower vector paths (--vector-path sse2, and avx2
-# where the CPU has it), and fails unless every digest is the same. (The -O0 build is
+# where the CPU has it), and fails unless every digest is the same. Each run digests GPT-2
+# and its variants (model/variants.hpp: grouped-query with 4, 2 and 1 K/V heads, rotary,
+# rotary with a StreamingLLM window, latent attention), a line each. (The -O0 build is
 # slow: it skips the 1-thread decode.)
 # Then it builds the reference runner (reference/ behind the runner main) twice: with
 # clang, and as a learner's debug build compiles their own files (the reference's files at
@@ -28,6 +30,7 @@ set -euo pipefail
 root="${KVC_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 jobs="${JOBS:-2}"
 prompt="464,2068,7586,21831,18045,625,262,16931"  # "The quick brown fox jumps over the lazy"
+variants="gpt2,gqa-4,gqa-2,gqa-1,rotary,streaming-2-3,latent"  # streaming: 3 of the 8 evicted
 cd "$root"
 
 fail() {
@@ -85,22 +88,28 @@ fi
 reference=""
 reference_label=""
 count=0
+n_variants=$(tr ',' '\n' <<<"$variants" | wc -l)
+# show LABEL DIGESTS: the run's label, then its "variant digest" lines.
+show() {
+  printf 'determinism-check: %s\n' "$1"
+  sed 's/^/determinism-check:     /' <<<"$2"
+}
 for i in "${!names[@]}"; do
   for run in "1 forward" "2 forward" "1 decode" "2 decode"; do
     read -r threads mode <<<"$run"
     # The -O0 build is slow: its one-token-at-a-time decode runs with 2 threads only.
     [[ "${names[$i]}" == "gcc -O0" && "$run" == "1 decode" ]] && continue
-    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads "$threads")
+    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads "$threads" --variant "$variants")
     [[ "$mode" == decode ]] && args+=(--decode)
     label="${names[$i]}, $threads thread(s), $mode"
     digest="$("${binaries[$i]}" "${args[@]}")" || fail "kvc failed ($label)"
-    printf 'determinism-check: %-48s %s\n' "$label" "$digest"
-    count=$((count + 1))
+    show "$label" "$digest"
+    count=$((count + n_variants))
     if [[ -z "$reference" ]]; then
       reference="$digest"
       reference_label="$label"
     elif [[ "$digest" != "$reference" ]]; then
-      fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the build or the thread count"
+      fail "the digests of $label differ from those of $reference_label (above): the logits' bits depend on the build or the thread count"
     fi
   done
 done
@@ -110,17 +119,18 @@ paths=(sse2)
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && paths+=(avx2)
 for path in "${paths[@]}"; do
   for mode in forward decode; do
-    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads 2 --vector-path "$path")
+    args=(digest --synthetic --seed 1 --tokens "$prompt" --threads 2 --vector-path "$path" --variant "$variants")
     [[ "$mode" == decode ]] && args+=(--decode)
     label="$o3, 2 thread(s), $mode, $path"
     digest="$("$root/build-det-gcc-O3/bin/kvc" "${args[@]}")" || fail "kvc failed ($label)"
-    printf 'determinism-check: %-48s %s\n' "$label" "$digest"
-    count=$((count + 1))
+    show "$label" "$digest"
+    count=$((count + n_variants))
     [[ "$digest" == "$reference" ]] ||
-      fail "digest $digest ($label) differs from $reference ($reference_label): the logits' bits depend on the vector path"
+      fail "the digests of $label differ from those of $reference_label (above): the logits' bits depend on the vector path"
   done
 done
-echo "determinism-check: $count digests identical ($reference)"
+echo "determinism-check: $count digests identical, $n_variants models:"
+show "the digests" "$reference"
 
 # The reference runner, compiled by clang and learner-style, graded against the committed
 # fixtures.
@@ -163,4 +173,4 @@ graded=0
 wait "$clang_grade" || graded=1
 wait "$learner_grade" || graded=1
 [[ $graded == 0 ]] || fail "a reference runner does not pass every case (above)"
-echo "determinism-check: passed: $count digests identical ($reference); the reference runner built by clang and learner-style (its files at -O0) passes every stage (stage speed's timing aside)"
+echo "determinism-check: passed: $count digests identical (GPT-2 $(head -n 1 <<<"$reference" | cut -d' ' -f2) and $((n_variants - 1)) variants); the reference runner built by clang and learner-style (its files at -O0) passes every stage (stage speed's timing aside)"
