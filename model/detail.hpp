@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "gpt2.hpp"
 #include "kernels.hpp"
@@ -86,12 +87,25 @@ struct HeadLayout {
   size_t out_stride = 0, out_head = 0;
 };
 
+// GPT-2's layout: heads of head_dim; q and out rows of d_model; key and value rows of
+// kv_stride floats in which query head h reads K/V head h / group; scale
+// attention_scale(head_dim).
+HeadLayout heads_of(const Config& c, const float* q, const float* k, const float* v,
+                    size_t kv_stride, int group, float* out);
+
 // causal_attention for any HeadLayout: query row i (position first_pos + i) attends to
 // key rows 0 .. first_pos + i, per head, with the ops.hpp arithmetic (scores[j] =
 // dot(q_h, k_j, dim) * scale, softmax, weighted_sum of value_dim floats). Split over the
 // model's threads as causal_attention is. GPT-2's causal_attention is this with 12 heads
 // of 64, group 1 and rows of d_model.
 void causal_attention(const Model& model, const HeadLayout& layout, int first_pos, int n_query);
+
+// The start of every forward(): check_tokens, the tokens counted as forward rows, and
+// their positions 0 .. n-1.
+std::vector<int> forward_positions(const Model& model, std::span<const int> tokens);
+
+// The end of every forward(): the logits of all n rows of x, [n, vocab].
+std::vector<float> all_logits(const Model& model, const float* x, int n);
 
 // x[r] = wte[tokens[r]] (no position: the rotary models' embedding), counted as embed
 // rows. Throws ModelError naming `what` for a bad token, before any work.

@@ -173,11 +173,15 @@ Decoder cached_decoder(const Model& model, int capacity) {
 }
 
 Decoder no_cache_decoder(const Model& model) {
-  auto sequence = std::make_shared<std::vector<int>>();  // every token so far
   const Model* m = &model;
-  auto last_row = [m, sequence] {
-    const std::vector<float> all = m->forward(*sequence);  // [n, vocab]
-    const size_t vocab = m->config().vocab;
+  return no_cache_decoder([m](std::span<const int> tokens) { return m->forward(tokens); },
+                          model.config().vocab);
+}
+
+Decoder no_cache_decoder(Forward forward, int vocab) {
+  auto sequence = std::make_shared<std::vector<int>>();  // every token so far
+  auto last_row = [forward = std::move(forward), sequence, vocab] {
+    const std::vector<float> all = forward(*sequence);  // [n, vocab]
     return std::vector<float>(all.end() - vocab, all.end());
   };
   Decoder d;

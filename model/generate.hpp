@@ -83,6 +83,10 @@ struct Decoder {
 // `capacity` tokens.
 Decoder cached_decoder(const Model& model, int capacity);
 Decoder no_cache_decoder(const Model& model);
+// The same for any no-cache forward (tokens -> [n, vocab], the logits of every position):
+// a variant's (variants.hpp).
+using Forward = std::function<std::vector<float>(std::span<const int> tokens)>;
+Decoder no_cache_decoder(Forward forward, int vocab);
 
 struct GenerationStats {
   int prompt_tokens = 0;

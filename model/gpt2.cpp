@@ -1014,24 +1014,18 @@ void check_tokens(std::span<const int> tokens, const Config& c) {
 }
 
 std::vector<float> Model::forward(std::span<const int> tokens) const {
-  const Config& c = impl_->config;
-  check_tokens(tokens, c);
+  const std::vector<int> positions = detail::forward_positions(*this, tokens);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
-  impl_->work->add_forward(n);
   const size_t d = impl_->d();
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
   std::vector<float> x(n * d), q(n * d), k(n * d), v(n * d), attn(n * d);
   embed(tokens.data(), positions.data(), n, x.data());
-  for (int layer = 0; layer < c.n_layer; ++layer) {
+  for (int layer = 0; layer < impl_->config.n_layer; ++layer) {
     qkv(layer, x.data(), n, q.data(), k.data(), v.data());
     detail::causal_attention(*this, q.data(), k.data(), v.data(), 0, n, attn.data());
     finish_block(layer, attn.data(), n, x.data());
   }
-  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
-  logits(x.data(), n, out.data());
-  return out;
+  return detail::all_logits(*this, x.data(), n);
 }
 
 // ---- detail ------------------------------------------------------------------------------
@@ -1173,18 +1167,40 @@ void causal_attention(const Model& model, const float* q, const float* k, const 
                      std::to_string(first_pos + n_query - 1) + " do not fit n_ctx " +
                      std::to_string(c.n_ctx));
   }
-  const size_t d = static_cast<size_t>(c.d_model), hd = static_cast<size_t>(c.head_dim);
+  causal_attention(model, heads_of(c, q, k, v, static_cast<size_t>(c.d_model), 1, out), first_pos,
+                   n_query);
+}
+
+HeadLayout heads_of(const Config& c, const float* q, const float* k, const float* v,
+                    size_t kv_stride, int group, float* out) {
   HeadLayout a;
   a.n_head = c.n_head;
+  a.group = group;
   a.dim = a.value_dim = c.head_dim;
   a.scale = attention_scale(c.head_dim);
   a.q = q;
   a.k = k;
   a.v = v;
   a.out = out;
-  a.q_stride = a.k_stride = a.v_stride = a.out_stride = d;
-  a.q_head = a.k_head = a.v_head = a.out_head = hd;
-  causal_attention(model, a, first_pos, n_query);
+  a.q_stride = a.out_stride = static_cast<size_t>(c.d_model);
+  a.k_stride = a.v_stride = kv_stride;
+  a.q_head = a.k_head = a.v_head = a.out_head = static_cast<size_t>(c.head_dim);
+  return a;
+}
+
+std::vector<int> forward_positions(const Model& model, std::span<const int> tokens) {
+  check_tokens(tokens, model.config());
+  const int n = static_cast<int>(tokens.size());
+  Access::count_forward(model, n);
+  std::vector<int> positions(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = i;
+  return positions;
+}
+
+std::vector<float> all_logits(const Model& model, const float* x, int n) {
+  std::vector<float> out(static_cast<size_t>(n) * model.config().vocab);
+  model.logits(x, n, out.data());
+  return out;
 }
 
 void embed_tokens(const Model& model, const int* tokens, int n_rows, float* x, const char* what) {

@@ -24,7 +24,8 @@ GroupedQueryModel::GroupedQueryModel(const Model& base, int n_kv_heads)
                      " is not a multiple of the kernels' panel width (" +
                      std::to_string(kernels::PANEL) + ")");
   for (int l = 0; l < c.n_layer; ++l)
-    detail::column_view(detail::Access::layer(base, l).attn_w, c.d_model, kv_width(), "grouped-query");
+    detail::column_view(detail::Access::layer(base, l).attn_w, c.d_model, kv_width(),
+                        "grouped-query");
 }
 
 void GroupedQueryModel::embed(const int* tokens, const int* positions, int n_rows, float* x) const {
@@ -73,16 +74,13 @@ void GroupedQueryModel::expand_heads(const float* kv, int n_rows, float* out) co
 
 std::vector<float> GroupedQueryModel::forward(std::span<const int> tokens) const {
   const Config& c = config();
-  check_tokens(tokens, c);
+  const std::vector<int> positions = detail::forward_positions(*base_, tokens);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
-  detail::Access::count_forward(*base_, n);
   const size_t d = static_cast<size_t>(c.d_model), w = static_cast<size_t>(kv_width());
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
   std::vector<float> x(n * d), q(n * d), attn(n * d);  // [n, d_model]
-  std::vector<float> k(n * w), v(n * w);              // [n, kv_width]: the shared heads
-  std::vector<float> k12(n * d), v12(n * d);          // [n, d_model]: one head per query head
+  std::vector<float> k(n * w), v(n * w);               // [n, kv_width]: the shared heads
+  std::vector<float> k12(n * d), v12(n * d);           // [n, d_model]: one head per query head
   embed(tokens.data(), positions.data(), n, x.data());
   for (int layer = 0; layer < c.n_layer; ++layer) {
     qkv(layer, x.data(), n, q.data(), k.data(), v.data());
@@ -91,9 +89,7 @@ std::vector<float> GroupedQueryModel::forward(std::span<const int> tokens) const
     detail::causal_attention(*base_, q.data(), k12.data(), v12.data(), 0, n, attn.data());
     finish_block(layer, attn.data(), n, x.data());
   }
-  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
-  logits(x.data(), n, out.data());
-  return out;
+  return detail::all_logits(*base_, x.data(), n);
 }
 
 }  // namespace gpt2

@@ -25,7 +25,8 @@ namespace {
 constexpr int FIRST_LATENT_TENSOR = 1000;  // W_uk of layer l: 1000 + 2l; W_uv: 1001 + 2l
 
 void check_rows(int n_rows, const char* what) {
-  if (n_rows < 0) throw ModelError(std::string(what) + ": n_rows " + std::to_string(n_rows) + " < 0");
+  if (n_rows < 0)
+    throw ModelError(std::string(what) + ": n_rows " + std::to_string(n_rows) + " < 0");
 }
 
 }  // namespace
@@ -42,7 +43,8 @@ LatentModel::LatentModel(const Model& base, uint64_t seed)
     throw ModelError("latent attention: d_model and head_dim must be multiples of " +
                      std::to_string(kernels::PANEL));
   for (int l = 0; l < c.n_layer; ++l)
-    detail::column_view(detail::Access::layer(base, l).attn_w, 0, 2 * d + row_dim(), "latent attention");
+    detail::column_view(detail::Access::layer(base, l).attn_w, 0, 2 * d + row_dim(),
+                        "latent attention");
   // Per layer: W_uk's panels, its per-head transposes, W_uv's panels (the same count each).
   const size_t per_matrix = kernels::panel_floats(L, d);
   const size_t per_head_t = kernels::panel_floats(hd, L);
@@ -125,7 +127,8 @@ void LatentModel::project(int layer, const float* x, const int* positions, int n
     const float* src = t.data() + r * width;
     std::memcpy(q_nope + r * d, src, d * sizeof(float));
     float* qr = q_rope + r * d;
-    for (int head = 0; head < c.n_head; ++head) table_.rotate(src + d + head * hd, positions[r], qr + head * hd);
+    for (int head = 0; head < c.n_head; ++head)
+      table_.rotate(src + d + head * hd, positions[r], qr + head * hd);
     float* row = rows + r * rd;
     std::memcpy(row, src + 2 * d, LATENT * sizeof(float));
     table_.rotate(src + 2 * d + LATENT, positions[r], row + LATENT);
@@ -231,14 +234,11 @@ void LatentModel::logits(const float* x, int n_rows, float* logits) const {
 
 std::vector<float> LatentModel::forward(std::span<const int> tokens) const {
   const Config& c = config();
-  check_tokens(tokens, c);
+  const std::vector<int> positions = detail::forward_positions(*base_, tokens);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
-  detail::Access::count_forward(*base_, n);
   const size_t d = static_cast<size_t>(c.d_model), H = static_cast<size_t>(c.n_head);
   const size_t rd = static_cast<size_t>(row_dim()), qd = static_cast<size_t>(query_dim());
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
   std::vector<float> x(n * d), q_nope(n * d), q_rope(n * d), attn(n * d);  // [n, d_model]
   std::vector<float> rows(n * rd);                                         // [n, 192]
   std::vector<float> q(n * H * qd);                                        // [n, n_head, 192]
@@ -265,24 +265,20 @@ std::vector<float> LatentModel::forward(std::span<const int> tokens) const {
     output_from_latent(layer, o.data(), n, attn.data());
     finish_block(layer, attn.data(), n, x.data());
   }
-  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
-  logits(x.data(), n, out.data());
-  return out;
+  return detail::all_logits(*base_, x.data(), n);
 }
 
 std::vector<float> LatentModel::forward_expanded(std::span<const int> tokens) const {
   const Config& c = config();
-  check_tokens(tokens, c);
+  const std::vector<int> positions = detail::forward_positions(*base_, tokens);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
-  detail::Access::count_forward(*base_, n);
   const size_t d = static_cast<size_t>(c.d_model), H = static_cast<size_t>(c.n_head);
-  const size_t hd = static_cast<size_t>(c.head_dim), kd = 2 * hd, rd = static_cast<size_t>(row_dim());
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
+  const size_t hd = static_cast<size_t>(c.head_dim), kd = 2 * hd,
+               rd = static_cast<size_t>(row_dim());
   std::vector<float> x(n * d), q_nope(n * d), q_rope(n * d), attn(n * d), v(n * d);  // [n, d_model]
-  std::vector<float> rows(n * rd);                        // [n, 192]
-  std::vector<float> q(n * H * kd), k(n * H * kd);        // [n, n_head, 128]
+  std::vector<float> rows(n * rd);                                                   // [n, 192]
+  std::vector<float> q(n * H * kd), k(n * H * kd);  // [n, n_head, 128]
   detail::HeadLayout a;
   a.n_head = c.n_head;
   a.dim = static_cast<int>(kd);
@@ -311,9 +307,7 @@ std::vector<float> LatentModel::forward_expanded(std::span<const int> tokens) co
     detail::causal_attention(*base_, a, 0, n);
     finish_block(layer, attn.data(), n, x.data());
   }
-  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
-  logits(x.data(), n, out.data());
-  return out;
+  return detail::all_logits(*base_, x.data(), n);
 }
 
 }  // namespace gpt2

@@ -187,13 +187,10 @@ void RotaryModel::logits(const float* x, int n_rows, float* logits) const {
 
 std::vector<float> RotaryModel::forward(std::span<const int> tokens) const {
   const Config& c = config();
-  check_tokens(tokens, c);
+  const std::vector<int> positions = detail::forward_positions(*base_, tokens);
   const int n = static_cast<int>(tokens.size());
   if (n == 0) return {};
-  detail::Access::count_forward(*base_, n);
   const size_t d = static_cast<size_t>(c.d_model);
-  std::vector<int> positions(n);
-  for (int i = 0; i < n; ++i) positions[i] = i;
   std::vector<float> x(n * d), q(n * d), k(n * d), v(n * d), attn(n * d);  // [n, d_model]
   embed(tokens.data(), n, x.data());
   for (int layer = 0; layer < c.n_layer; ++layer) {
@@ -203,9 +200,7 @@ std::vector<float> RotaryModel::forward(std::span<const int> tokens) const {
     detail::causal_attention(*base_, q.data(), k.data(), v.data(), 0, n, attn.data());
     finish_block(layer, attn.data(), n, x.data());
   }
-  std::vector<float> out(static_cast<size_t>(n) * c.vocab);
-  logits(x.data(), n, out.data());
-  return out;
+  return detail::all_logits(*base_, x.data(), n);
 }
 
 std::vector<float> RotaryModel::forward_streaming(std::span<const int> tokens, int sink,
@@ -213,8 +208,8 @@ std::vector<float> RotaryModel::forward_streaming(std::span<const int> tokens, i
   const Config& c = config();
   if (sink < 0 || window < 1 || sink + window > c.n_ctx)
     throw ModelError("forward_streaming: sink " + std::to_string(sink) + " and window " +
-                     std::to_string(window) + " must be >= 0 and >= 1, sink + window <= " +
-                     std::to_string(c.n_ctx));
+                     std::to_string(window) +
+                     " must be >= 0 and >= 1, sink + window <= " + std::to_string(c.n_ctx));
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= c.vocab)
       throw ModelError("forward_streaming: token " + std::to_string(i) + " has id " +
@@ -228,7 +223,7 @@ std::vector<float> RotaryModel::forward_streaming(std::span<const int> tokens, i
   const size_t capacity = static_cast<size_t>(sink + window);
   // Per layer, the held rows in position order: keys as qkv made them (not rotated).
   std::vector<std::vector<float>> keys(c.n_layer), values(c.n_layer);  // [held, d_model]
-  std::vector<float> x(d), q(d), k(d), v(d), attn(d);                 // [1, d_model]
+  std::vector<float> x(d), q(d), k(d), v(d), attn(d);                  // [1, d_model]
   ThreadPool& pool = detail::Access::pool(*base_);
   for (int t = 0; t < n; ++t) {
     embed(&tokens[t], 1, x.data());

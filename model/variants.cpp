@@ -2,8 +2,10 @@
 // variant's public pieces, and attention by hand with ops.hpp.
 #include "variants.hpp"
 
+#include <functional>
 #include <string>
 
+#include "detail.hpp"
 #include "grouped_query.hpp"
 #include "latent.hpp"
 #include "ops.hpp"
@@ -29,159 +31,154 @@ int parse_count(const std::string& s) {
   return v;
 }
 
-// The positions [past, past + n).
-std::vector<int> positions_from(int past, int n) {
-  std::vector<int> p(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) p[static_cast<size_t>(i)] = past + i;
-  return p;
-}
-
-void check_room(int past, int n, int capacity) {
-  if (n < 1) throw ModelError("decoder: no tokens");
-  if (past + n > capacity)
-    throw ModelError("decoder: " + std::to_string(past) + " cached + " + std::to_string(n) +
-                     " new positions exceed the cache's " + std::to_string(capacity));
-}
-
-// One sequence through a variant with a per-layer cache: `rows` floats a position and
-// layer. Step(layer, x, first, n) runs the layer's part for n rows at positions first ..
-// first+n-1, appending to the cache; the loop around it is the same for every variant.
-struct Loop {
-  const Model* base = nullptr;
+// A sequence's cache: per layer, a row of `k_rows` floats a position (keys, or the latent
+// cache's one row) and one of `v_rows` (values; 0: none); `length` positions filled.
+struct Cache {
   int capacity = 0;
   int length = 0;
-  std::vector<std::vector<float>> cache;  // [n_layer] of [capacity, rows]
+  std::vector<std::vector<float>> k, v;  // [n_layer] of [capacity, k_rows], [capacity, v_rows]
 
-  Loop(const Model& m, int cap, size_t rows) : base(&m), capacity(cap) {
+  Cache(const Model& m, int cap, size_t k_rows, size_t v_rows) : capacity(cap) {
     if (cap < 1 || cap > m.config().n_ctx)
       throw ModelError("decoder: capacity " + std::to_string(cap) + " is outside 1 .. " +
                        std::to_string(m.config().n_ctx));
-    cache.assign(static_cast<size_t>(m.config().n_layer),
-                 std::vector<float>(static_cast<size_t>(cap) * rows));
+    const size_t n_layer = static_cast<size_t>(m.config().n_layer);
+    k.assign(n_layer, std::vector<float>(static_cast<size_t>(cap) * k_rows));
+    v.assign(n_layer, std::vector<float>(static_cast<size_t>(cap) * v_rows));
   }
 };
+
+// Attention by hand, the loop of ops.hpp, of n query rows at positions past .. past+n-1,
+// each over the cached rows 0 .. its own, in a HeadLayout's places:
+//   scores[j] = dot(q_h, k_j of K/V head h / group, dim) * scale;  softmax;
+//   out_h = weighted_sum(scores, values, ..., value_dim)
+void attend_by_hand(const detail::HeadLayout& a, int past, int n) {
+  std::vector<float> scores(static_cast<size_t>(past + n));
+  for (int i = 0; i < n; ++i) {
+    const int seen = past + i + 1;
+    for (int h = 0; h < a.n_head; ++h) {
+      const size_t g = static_cast<size_t>(h / a.group);
+      const float* q = a.q + i * a.q_stride + h * a.q_head;
+      for (int j = 0; j < seen; ++j)
+        scores[j] = dot(q, a.k + j * a.k_stride + g * a.k_head, a.dim) * a.scale;
+      softmax(scores.data(), seen);
+      weighted_sum(scores.data(), a.v + g * a.v_head, seen, static_cast<int>(a.v_stride),
+                   a.value_dim, a.out + i * a.out_stride + h * a.out_head);
+    }
+  }
+}
+
+// The loop every decoder shares: `tokens` at the positions after the cached ones, embedded
+// by embed(tokens, positions, n, x), through every layer (layer(l, x, positions, past, n,
+// attn) appends the rows to the cache and attends; then finish_block), and the logits of
+// the last row.
+template <class Embed, class Layer>
+std::vector<float> run(const Model& base, Cache& cache, std::span<const int> tokens,
+                       const Embed& embed, const Layer& layer) {
+  const Config& c = base.config();
+  const int n = static_cast<int>(tokens.size()), past = cache.length;
+  if (n < 1) throw ModelError("decoder: no tokens");
+  if (past + n > cache.capacity)
+    throw ModelError("decoder: " + std::to_string(past) + " cached + " + std::to_string(n) +
+                     " new positions exceed the cache's " + std::to_string(cache.capacity));
+  const size_t d = static_cast<size_t>(c.d_model);
+  std::vector<int> positions(static_cast<size_t>(n));  // [n]: past .. past + n - 1
+  for (int i = 0; i < n; ++i) positions[static_cast<size_t>(i)] = past + i;
+  std::vector<float> x(n * d), attn(n * d);  // [n, d_model]
+  embed(tokens.data(), positions.data(), n, x.data());
+  for (int l = 0; l < c.n_layer; ++l) {
+    layer(l, x.data(), positions.data(), past, n, attn.data());
+    base.finish_block(l, attn.data(), n, x.data());
+  }
+  cache.length = past + n;
+  std::vector<float> logits(static_cast<size_t>(c.vocab));
+  base.logits(x.data() + (n - 1) * d, 1, logits.data());
+  return logits;
+}
+
+Decoder from_run(std::function<std::vector<float>(std::span<const int>)> f) {
+  return Decoder{f, [f](int token) { return f(std::span<const int>(&token, 1)); }};
+}
 
 // ---- grouped-query: [n_kv_heads, seq, 64] per layer ------------------------------------
 
 Decoder grouped_query(const Model& base, int n_kv_heads, int capacity) {
   auto model = std::make_shared<GroupedQueryModel>(base, n_kv_heads);
   const int kv = model->kv_width();
-  auto keys = std::make_shared<Loop>(base, capacity, static_cast<size_t>(kv));
-  auto values = std::make_shared<Loop>(base, capacity, static_cast<size_t>(kv));
-  auto run = [model, keys, values, kv](std::span<const int> tokens) {
-    const Config& c = model->config();
-    const int n = static_cast<int>(tokens.size()), past = keys->length;
-    check_room(past, n, keys->capacity);
-    const size_t d = static_cast<size_t>(c.d_model), hd = static_cast<size_t>(c.head_dim);
-    const std::vector<int> pos = positions_from(past, n);
-    std::vector<float> x(n * d), q(n * d), attn(n * d), scores(static_cast<size_t>(past + n));
-    model->embed(tokens.data(), pos.data(), n, x.data());
-    const float scale = attention_scale(c.head_dim);
-    for (int l = 0; l < c.n_layer; ++l) {
-      float* k = keys->cache[l].data();  // [capacity, kv_width]
-      float* v = values->cache[l].data();
-      model->qkv(l, x.data(), n, q.data(), k + past * kv, v + past * kv);
-      for (int i = 0; i < n; ++i) {
-        const int seen = past + i + 1;  // positions 0 .. past + i
-        for (int h = 0; h < c.n_head; ++h) {
-          const size_t g = static_cast<size_t>(model->kv_head(h)) * hd;
-          for (int j = 0; j < seen; ++j)
-            scores[j] = dot(q.data() + i * d + h * hd, k + static_cast<size_t>(j) * kv + g, c.head_dim) * scale;
-          softmax(scores.data(), seen);
-          weighted_sum(scores.data(), v + g, seen, kv, c.head_dim, attn.data() + i * d + h * hd);
-        }
-      }
-      model->finish_block(l, attn.data(), n, x.data());
-    }
-    keys->length = values->length = past + n;
-    std::vector<float> logits(static_cast<size_t>(c.vocab));
-    model->logits(x.data() + (n - 1) * d, 1, logits.data());
-    return logits;
-  };
-  return Decoder{run, [run](int token) { return run(std::span<const int>(&token, 1)); }};
+  auto cache = std::make_shared<Cache>(base, capacity, size_t(kv), size_t(kv));
+  return from_run([model, cache, kv](std::span<const int> tokens) {
+    std::vector<float> q(tokens.size() * model->config().d_model);
+    auto layer = [&](int l, const float* x, const int*, int past, int n, float* attn) {
+      float* k = cache->k[l].data();  // [capacity, kv_width]
+      float* v = cache->v[l].data();
+      model->qkv(l, x, n, q.data(), k + past * kv, v + past * kv);
+      attend_by_hand(
+          detail::heads_of(model->config(), q.data(), k, v, size_t(kv), model->group_size(), attn),
+          past, n);
+    };
+    auto embed = [&](const int* t, const int* p, int n, float* x) { model->embed(t, p, n, x); };
+    return run(model->base(), *cache, tokens, embed, layer);
+  });
 }
 
 // ---- rotary: keys cached after rotation -------------------------------------------------
 
 Decoder rotary(const Model& base, int capacity) {
   auto model = std::make_shared<RotaryModel>(base);
-  const size_t d = static_cast<size_t>(base.config().d_model);
-  auto keys = std::make_shared<Loop>(base, capacity, d);
-  auto values = std::make_shared<Loop>(base, capacity, d);
-  auto run = [model, keys, values, d](std::span<const int> tokens) {
-    const Config& c = model->config();
-    const int n = static_cast<int>(tokens.size()), past = keys->length;
-    check_room(past, n, keys->capacity);
-    const size_t hd = static_cast<size_t>(c.head_dim);
-    const std::vector<int> pos = positions_from(past, n);
-    std::vector<float> x(n * d), q(n * d), attn(n * d), scores(static_cast<size_t>(past + n));
-    model->embed(tokens.data(), n, x.data());
-    const float scale = attention_scale(c.head_dim);
-    for (int l = 0; l < c.n_layer; ++l) {
-      float* k = keys->cache[l].data();  // [capacity, d_model], rotated by position
-      float* v = values->cache[l].data();
-      model->qkv(l, x.data(), n, q.data(), k + past * d, v + past * d);
-      model->rotate(q.data(), n, pos.data());
-      model->rotate(k + past * d, n, pos.data());
-      for (int i = 0; i < n; ++i) {
-        const int seen = past + i + 1;
-        for (int h = 0; h < c.n_head; ++h) {
-          for (int j = 0; j < seen; ++j)
-            scores[j] = dot(q.data() + i * d + h * hd, k + j * d + h * hd, c.head_dim) * scale;
-          softmax(scores.data(), seen);
-          weighted_sum(scores.data(), v + h * hd, seen, static_cast<int>(d), c.head_dim,
-                       attn.data() + i * d + h * hd);
-        }
-      }
-      model->finish_block(l, attn.data(), n, x.data());
-    }
-    keys->length = values->length = past + n;
-    std::vector<float> logits(static_cast<size_t>(c.vocab));
-    model->logits(x.data() + (n - 1) * d, 1, logits.data());
-    return logits;
-  };
-  return Decoder{run, [run](int token) { return run(std::span<const int>(&token, 1)); }};
+  const int d = base.config().d_model;
+  auto cache = std::make_shared<Cache>(base, capacity, size_t(d), size_t(d));
+  return from_run([model, cache, d](std::span<const int> tokens) {
+    std::vector<float> q(tokens.size() * d);
+    auto layer = [&](int l, const float* x, const int* positions, int past, int n, float* attn) {
+      float* k = cache->k[l].data();  // [capacity, d_model], rotated by position
+      float* v = cache->v[l].data();
+      model->qkv(l, x, n, q.data(), k + past * d, v + past * d);
+      model->rotate(q.data(), n, positions);
+      model->rotate(k + past * d, n, positions);
+      attend_by_hand(detail::heads_of(model->config(), q.data(), k, v, size_t(d), 1, attn), past,
+                     n);
+    };
+    auto embed = [&](const int* t, const int*, int n, float* x) { model->embed(t, n, x); };
+    return run(model->base(), *cache, tokens, embed, layer);
+  });
 }
 
 // ---- latent: one [c ; k_rope] row per position and layer --------------------------------
 
 Decoder latent(const Model& base, uint64_t seed, int capacity) {
   auto model = std::make_shared<LatentModel>(base, seed);
-  const int rd = model->row_dim();
-  auto rows = std::make_shared<Loop>(base, capacity, static_cast<size_t>(rd));
-  auto run = [model, rows, rd](std::span<const int> tokens) {
+  auto cache = std::make_shared<Cache>(base, capacity, size_t(model->row_dim()), 0);
+  return from_run([model, cache](std::span<const int> tokens) {
     const Config& c = model->config();
-    const int n = static_cast<int>(tokens.size()), past = rows->length;
-    check_room(past, n, rows->capacity);
-    const size_t d = static_cast<size_t>(c.d_model), H = static_cast<size_t>(c.n_head);
-    const size_t qd = static_cast<size_t>(model->query_dim()), L = LatentModel::LATENT;
-    const std::vector<int> pos = positions_from(past, n);
-    std::vector<float> x(n * d), q_nope(n * d), q_rope(n * d), attn(n * d);
-    std::vector<float> q(n * H * qd), o(n * H * L), scores(static_cast<size_t>(past + n));
-    model->embed(tokens.data(), n, x.data());
-    const float scale = model->scale();
-    for (int l = 0; l < c.n_layer; ++l) {
-      float* cached = rows->cache[l].data();  // [capacity, 192]
-      model->project(l, x.data(), pos.data(), n, q_nope.data(), q_rope.data(), cached + past * rd);
-      model->absorb_query(l, q_nope.data(), q_rope.data(), n, q.data());
-      for (int i = 0; i < n; ++i) {
-        const int seen = past + i + 1;
-        for (size_t h = 0; h < H; ++h) {
-          for (int j = 0; j < seen; ++j)
-            scores[j] = dot(q.data() + (i * H + h) * qd, cached + j * rd, static_cast<int>(qd)) * scale;
-          softmax(scores.data(), seen);
-          weighted_sum(scores.data(), cached, seen, rd, static_cast<int>(L), o.data() + (i * H + h) * L);
-        }
-      }
-      model->output_from_latent(l, o.data(), n, attn.data());
-      model->finish_block(l, attn.data(), n, x.data());
-    }
-    rows->length = past + n;
-    std::vector<float> logits(static_cast<size_t>(c.vocab));
-    model->logits(x.data() + (n - 1) * d, 1, logits.data());
-    return logits;
-  };
-  return Decoder{run, [run](int token) { return run(std::span<const int>(&token, 1)); }};
+    const size_t n = tokens.size(), d = c.d_model, H = c.n_head, L = LatentModel::LATENT;
+    const size_t rd = model->row_dim(), qd = model->query_dim();
+    std::vector<float> q_nope(n * d), q_rope(n * d), q(n * H * qd), o(n * H * L);
+    auto layer = [&](int l, const float* x, const int* positions, int past, int n_rows,
+                     float* attn) {
+      float* cached = cache->k[l].data();  // [capacity, 192]: [c ; k_rope] rows
+      model->project(l, x, positions, n_rows, q_nope.data(), q_rope.data(), cached + past * rd);
+      model->absorb_query(l, q_nope.data(), q_rope.data(), n_rows, q.data());
+      detail::HeadLayout a;  // 12 query heads of 192 over one shared row per position
+      a.n_head = a.group = c.n_head;
+      a.dim = static_cast<int>(qd);
+      a.value_dim = static_cast<int>(L);  // the row's c
+      a.scale = model->scale();
+      a.q = q.data();
+      a.q_stride = H * qd;
+      a.q_head = qd;
+      a.k = a.v = cached;
+      a.k_stride = a.v_stride = rd;
+      a.out = o.data();
+      a.out_stride = H * L;
+      a.out_head = L;
+      attend_by_hand(a, past, n_rows);
+      model->output_from_latent(l, o.data(), n_rows, attn);
+    };
+    auto embed = [&](const int* t, const int*, int n_rows, float* x) {
+      model->embed(t, n_rows, x);
+    };
+    return run(model->base(), *cache, tokens, embed, layer);
+  });
 }
 
 }  // namespace
@@ -233,7 +230,7 @@ std::string Variant::name() const {
   return "?";
 }
 
-VariantForward variant_forward(const Model& base, const Variant& v) {
+Forward variant_forward(const Model& base, const Variant& v) {
   const Model* m = &base;
   switch (v.kind) {
     case Variant::Kind::gpt2:
@@ -262,23 +259,7 @@ VariantForward variant_forward(const Model& base, const Variant& v) {
 }
 
 Decoder variant_no_cache_decoder(const Model& base, const Variant& v) {
-  auto sequence = std::make_shared<std::vector<int>>();  // every token so far
-  const size_t vocab = static_cast<size_t>(base.config().vocab);
-  auto last_row = [forward = variant_forward(base, v), sequence, vocab] {
-    const std::vector<float> all = forward(*sequence);  // [n, vocab]
-    return std::vector<float>(all.end() - vocab, all.end());
-  };
-  Decoder d;
-  d.prefill = [sequence, last_row](std::span<const int> prompt) {
-    if (prompt.empty()) throw ModelError("prefill: no tokens");
-    sequence->assign(prompt.begin(), prompt.end());
-    return last_row();
-  };
-  d.step = [sequence, last_row](int token) {
-    sequence->push_back(token);
-    return last_row();
-  };
-  return d;
+  return no_cache_decoder(variant_forward(base, v), base.config().vocab);
 }
 
 Decoder variant_decoder(const Model& base, const Variant& v, int capacity) {
@@ -294,7 +275,8 @@ Decoder variant_decoder(const Model& base, const Variant& v, int capacity) {
     case Variant::Kind::streaming:
       break;
   }
-  throw ModelError("the " + v.name() + " variant has no cached decoder: its forward is one already");
+  throw ModelError("the " + v.name() +
+                   " variant has no cached decoder: its forward is one already");
 }
 
 }  // namespace gpt2

@@ -36,8 +36,7 @@ struct Variant {
 
 // The variant's forward() on `base` (which must outlive it): tokens -> the logits of
 // every position, [tokens.size(), vocab]. The variant's model is made once, here.
-using VariantForward = std::function<std::vector<float>(std::span<const int> tokens)>;
-VariantForward variant_forward(const Model& base, const Variant& variant);
+Forward variant_forward(const Model& base, const Variant& variant);
 
 // generate.hpp's no_cache_decoder for a variant: its forward over the whole sequence at
 // every step.

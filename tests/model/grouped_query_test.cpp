@@ -17,12 +17,7 @@ namespace {
 
 using model_test::same_bits;
 
-gpt2::Variant gqa(int n_kv) {
-  gpt2::Variant v;
-  v.kind = gpt2::Variant::Kind::grouped_query;
-  v.n_kv_heads = n_kv;
-  return v;
-}
+gpt2::Variant gqa(int n_kv) { return gpt2::Variant::parse("gqa-" + std::to_string(n_kv), 1); }
 
 // Rows that went through one block already: realistic residuals.
 std::vector<float> residuals(const gpt2::Model& m, int n) {

@@ -18,23 +18,14 @@
 
 namespace {
 
+using model_test::bits;
 using model_test::same_bits;
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-gpt2::Variant latent(uint64_t seed) {
-  gpt2::Variant v;
-  v.kind = gpt2::Variant::Kind::latent;
-  v.seed = seed;
-  return v;
-}
+gpt2::Variant latent(uint64_t seed) { return gpt2::Variant::parse("latent", seed); }
 
 std::vector<float> slice(const std::vector<float>& a, size_t at, size_t n) {
-  return std::vector<float>(a.begin() + static_cast<ptrdiff_t>(at), a.begin() + static_cast<ptrdiff_t>(at + n));
+  return std::vector<float>(a.begin() + static_cast<ptrdiff_t>(at),
+                            a.begin() + static_cast<ptrdiff_t>(at + n));
 }
 
 // The embeddings of a few tokens through one block of the base model: realistic inputs.
@@ -66,19 +57,22 @@ TEST(latent, project_is_gpt2s_columns_rotated) {
   const int n = 4;
   const std::vector<float> x = inputs(base, n);
   const std::vector<int> positions = {0, 5, 1023, 17};
-  std::vector<float> q(n * 768), k(n * 768), v(n * 768), q_nope(n * 768), q_rope(n * 768), rows(n * 192);
+  std::vector<float> q(n * 768), k(n * 768), v(n * 768), q_nope(n * 768), q_rope(n * 768),
+      rows(n * 192);
   base.qkv(2, x.data(), n, q.data(), k.data(), v.data());
   m.project(2, x.data(), positions.data(), n, q_nope.data(), q_rope.data(), rows.data());
   EXPECT_TRUE(same_bits(q_nope, q, 768));
   for (int r = 0; r < n; ++r) {
     std::vector<float> want(768), k_rope(64);
-    for (int h = 0; h < 12; ++h) m.table().rotate(k.data() + r * 768 + h * 64, positions[r], want.data() + h * 64);
+    for (int h = 0; h < 12; ++h)
+      m.table().rotate(k.data() + r * 768 + h * 64, positions[r], want.data() + h * 64);
     EXPECT_TRUE(same_bits(slice(q_rope, r * 768, 768), want, 64)) << "row " << r;
     EXPECT_TRUE(same_bits(slice(rows, r * 192, 128), slice(v, r * 768, 128), 128)) << "row " << r;
     m.table().rotate(v.data() + r * 768 + 128, positions[r], k_rope.data());
     EXPECT_TRUE(same_bits(slice(rows, r * 192 + 128, 64), k_rope, 64)) << "row " << r;
   }
-  EXPECT_THROW(m.project(2, x.data(), std::vector<int>{1024}.data(), 1, q_nope.data(), q_rope.data(), rows.data()),
+  EXPECT_THROW(m.project(2, x.data(), std::vector<int>{1024}.data(), 1, q_nope.data(),
+                         q_rope.data(), rows.data()),
                gpt2::ModelError);
 }
 
@@ -96,8 +90,10 @@ TEST(latent, up_projections_are_the_seeded_synthetic_matrices) {
       m.expand_keys(layer, row.data(), 1, keys.data());
       m.expand_values(layer, row.data(), 1, values.data());
       for (int j = 0; j < 768; j += 7) {
-        const float uk = gpt2::synthetic_value(seed, 1000 + 2 * layer, gpt2::TensorKind::matrix, t * 768 + j);
-        const float uv = gpt2::synthetic_value(seed, 1001 + 2 * layer, gpt2::TensorKind::matrix, t * 768 + j);
+        const float uk =
+            gpt2::synthetic_value(seed, 1000 + 2 * layer, gpt2::TensorKind::matrix, t * 768 + j);
+        const float uv =
+            gpt2::synthetic_value(seed, 1001 + 2 * layer, gpt2::TensorKind::matrix, t * 768 + j);
         ASSERT_EQ(bits(keys[(j / 64) * 128 + j % 64]), bits(uk)) << layer << " " << t << " " << j;
         ASSERT_EQ(bits(values[j]), bits(uv)) << layer << " " << t << " " << j;
       }
@@ -113,7 +109,8 @@ TEST(latent, absorbed_pieces_are_the_documented_loops) {
   const uint64_t seed = 5;
   const gpt2::LatentModel m(base, seed);
   const int layer = 4, n = 2;
-  std::vector<float> q_nope(n * 768), q_rope(n * 768), q(n * 12 * 192), o(n * 12 * 128), attn(n * 768);
+  std::vector<float> q_nope(n * 768), q_rope(n * 768), q(n * 12 * 192), o(n * 12 * 128),
+      attn(n * 768);
   for (size_t i = 0; i < q_nope.size(); ++i) {
     q_nope[i] = 0.013f * static_cast<float>((i * 29) % 97) - 0.6f;
     q_rope[i] = static_cast<float>(i);
@@ -133,7 +130,8 @@ TEST(latent, absorbed_pieces_are_the_documented_loops) {
       const float* qh = q.data() + (r * 12 + h) * 192;
       for (int t = 0; t < 128; ++t) {
         float s = 0.0f;
-        for (int d = 0; d < 64; ++d) s = s + q_nope[r * 768 + h * 64 + d] * uk[t * 768 + h * 64 + d];
+        for (int d = 0; d < 64; ++d)
+          s = s + q_nope[r * 768 + h * 64 + d] * uk[t * 768 + h * 64 + d];
         ASSERT_EQ(bits(qh[t]), bits(s)) << r << " " << h << " " << t;
       }
       for (int d = 0; d < 64; ++d) ASSERT_EQ(qh[128 + d], q_rope[r * 768 + h * 64 + d]);
@@ -164,8 +162,10 @@ TEST(latent, gpt2_small_cached_loop_equals_forward) {
   const std::vector<int> tokens = model_test::spread_tokens(6, 50257);
   const std::vector<float> truth = gpt2::LatentModel(base, 2026).forward(tokens);
   gpt2::Decoder d = gpt2::variant_decoder(base, latent(2026), 6);
-  EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 4), model_test::rows_from(truth, 3, 50257), 50257));
-  EXPECT_FALSE(same_bits(gpt2::LatentModel(base, 2027).forward(tokens), truth, 50257)) << "another seed";
+  EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 4),
+                        model_test::rows_from(truth, 3, 50257), 50257));
+  EXPECT_FALSE(same_bits(gpt2::LatentModel(base, 2027).forward(tokens), truth, 50257))
+      << "another seed";
 }
 
 // The two orders are one model in exact arithmetic and two in floats: the expanded
@@ -191,7 +191,8 @@ TEST(latent, one_score_in_the_two_orders) {
   const std::vector<float> x = inputs(base, n);
   std::vector<int> positions(n);
   for (int i = 0; i < n; ++i) positions[i] = i;
-  std::vector<float> q_nope(n * 768), q_rope(n * 768), rows(n * 192), q(n * 12 * 192), keys(n * 12 * 128);
+  std::vector<float> q_nope(n * 768), q_rope(n * 768), rows(n * 192), q(n * 12 * 192),
+      keys(n * 12 * 128);
   m.project(1, x.data(), positions.data(), n, q_nope.data(), q_rope.data(), rows.data());
   m.absorb_query(1, q_nope.data(), q_rope.data(), n, q.data());
   m.expand_keys(1, rows.data(), n, keys.data());
@@ -203,8 +204,10 @@ TEST(latent, one_score_in_the_two_orders) {
       std::memcpy(qe.data() + 64, q_rope.data() + i * 768 + h * 64, 64 * sizeof(float));
       for (int t = 0; t < 192; ++t) q_scaled[t] = q[(i * 12 + h) * 192 + t] * m.scale();
       for (int j = 0; j <= i; ++j) {
-        const float absorbed = gpt2::dot(q.data() + (i * 12 + h) * 192, rows.data() + j * 192, 192) * m.scale();
-        const float expanded = gpt2::dot(qe.data(), keys.data() + (j * 12 + h) * 128, 128) * m.scale();
+        const float absorbed =
+            gpt2::dot(q.data() + (i * 12 + h) * 192, rows.data() + j * 192, 192) * m.scale();
+        const float expanded =
+            gpt2::dot(qe.data(), keys.data() + (j * 12 + h) * 128, 128) * m.scale();
         const float folded = gpt2::dot(q_scaled.data(), rows.data() + j * 192, 192);
         EXPECT_NEAR(absorbed, expanded, 1e-5f);
         order_differs += bits(absorbed) != bits(expanded);

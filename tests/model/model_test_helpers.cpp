@@ -62,13 +62,11 @@ gpt2::Model& gpt2_small_model() {
   return model;
 }
 
-namespace {
-uint32_t bits_of(float f) {
+uint32_t bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
-}  // namespace
 
 testing::AssertionResult same_bits(const std::vector<float>& a, const std::vector<float>& b,
                                    int row_width) {
@@ -78,7 +76,7 @@ testing::AssertionResult same_bits(const std::vector<float>& a, const std::vecto
   size_t first = a.size(), count = 0;
   double max_diff = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (bits_of(a[i]) != bits_of(b[i])) {
+    if (bits(a[i]) != bits(b[i])) {
       if (first == a.size()) first = i;
       ++count;
       max_diff = std::max(max_diff, std::fabs(static_cast<double>(a[i]) - b[i]));
@@ -88,7 +86,7 @@ testing::AssertionResult same_bits(const std::vector<float>& a, const std::vecto
   return testing::AssertionFailure()
          << count << " of " << a.size() << " values differ; first at [" << first / row_width << ", "
          << first % row_width << "]: " << a[first] << " vs " << b[first] << " (bits " << std::hex
-         << bits_of(a[first]) << " vs " << bits_of(b[first]) << std::dec << "); max |diff| "
+         << bits(a[first]) << " vs " << bits(b[first]) << std::dec << "); max |diff| "
          << max_diff;
 }
 

@@ -36,6 +36,9 @@ std::vector<float> rows_from(const std::vector<float>& all, int first, int width
 // changes its thread count puts it back).
 gpt2::Model& gpt2_small_model();
 
+// The bits of a float.
+uint32_t bits(float f);
+
 // Passes iff a and b have the same length and the same bits everywhere; otherwise names the
 // first differing index (as [row, column] with `row_width` columns a row), the number of
 // differing values and the largest |difference|.

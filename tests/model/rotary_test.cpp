@@ -17,25 +17,17 @@
 
 namespace {
 
+using model_test::bits;
 using model_test::same_bits;
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-gpt2::Variant rotary() {
-  gpt2::Variant v;
-  v.kind = gpt2::Variant::Kind::rotary;
-  return v;
-}
+gpt2::Variant rotary() { return gpt2::Variant::parse("rotary", 1); }
 
 TEST(rotary, frequencies_are_the_nearest_floats_to_the_powers_of_10000) {
   const gpt2::RotaryTable t(64, 1024);
   EXPECT_EQ(t.inv_freq(0), 1.0f);
   for (int i = 0; i < 32; ++i) {
-    const float want = static_cast<float>(std::pow(10000.0L, -static_cast<long double>(2 * i) / 64));
+    const float want =
+        static_cast<float>(std::pow(10000.0L, -static_cast<long double>(2 * i) / 64));
     EXPECT_EQ(bits(t.inv_freq(i)), bits(want)) << "pair " << i;
   }
 }
@@ -158,8 +150,10 @@ TEST(rotary, embedding_is_the_token_row_without_a_position) {
   std::vector<float> x(3 * 256);
   m.embed(tokens.data(), 3, x.data());
   for (int r = 0; r < 3; ++r) {
-    const std::vector<float> row(wte.begin() + tokens[r] * 256, wte.begin() + tokens[r] * 256 + 256);
-    EXPECT_TRUE(same_bits(std::vector<float>(x.begin() + r * 256, x.begin() + r * 256 + 256), row, 256));
+    const std::vector<float> row(wte.begin() + tokens[r] * 256,
+                                 wte.begin() + tokens[r] * 256 + 256);
+    EXPECT_TRUE(
+        same_bits(std::vector<float>(x.begin() + r * 256, x.begin() + r * 256 + 256), row, 256));
   }
   const int bad = 300;
   EXPECT_THROW(m.embed(&bad, 1, x.data()), gpt2::ModelError);
@@ -184,7 +178,8 @@ TEST(rotary, gpt2_small_cached_loop_equals_forward) {
   const std::vector<int> tokens = model_test::spread_tokens(6, 50257);
   const std::vector<float> truth = gpt2::RotaryModel(base).forward(tokens);
   gpt2::Decoder d = gpt2::variant_decoder(base, rotary(), 6);
-  EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 2), model_test::rows_from(truth, 1, 50257), 50257));
+  EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 2),
+                        model_test::rows_from(truth, 1, 50257), 50257));
 }
 
 // Float weights used in place (real GPT-2's layout) give the same bits: the rotary model
@@ -194,7 +189,8 @@ TEST(rotary, float_weights_in_place_give_the_same_bits) {
   const gpt2::Model panels = gpt2::Model::synthetic(6, c);
   const gpt2::Model f32 = model_test::f32_safetensors_model(6, c);
   const std::vector<int> tokens = model_test::spread_tokens(9, 300);
-  EXPECT_TRUE(same_bits(gpt2::RotaryModel(f32).forward(tokens), gpt2::RotaryModel(panels).forward(tokens), 300));
+  EXPECT_TRUE(same_bits(gpt2::RotaryModel(f32).forward(tokens),
+                        gpt2::RotaryModel(panels).forward(tokens), 300));
 }
 
 TEST(rotary, streaming_equals_forward_until_the_window_is_full) {
@@ -232,8 +228,9 @@ TEST(rotary, one_layer_streaming_is_a_forward_over_the_held_tokens_at_their_slot
     for (int j = 0; j <= t; ++j)
       if (j < sink || j > t - window) held.push_back(tokens[j]);
     const std::vector<float> fresh = m.forward(held);
-    EXPECT_TRUE(same_bits(std::vector<float>(streamed.begin() + t * 300, streamed.begin() + (t + 1) * 300),
-                          std::vector<float>(fresh.end() - 300, fresh.end()), 300))
+    EXPECT_TRUE(
+        same_bits(std::vector<float>(streamed.begin() + t * 300, streamed.begin() + (t + 1) * 300),
+                  std::vector<float>(fresh.end() - 300, fresh.end()), 300))
         << "token " << t;
   }
 }
@@ -251,7 +248,8 @@ TEST(rotary, streaming_refuses_bad_windows_and_tokens) {
 
 TEST(rotary, attend_rows_is_the_ops_loop) {
   std::vector<float> q(64), keys(5 * 70), values(5 * 90), got(64), want(64), scores(5);
-  for (size_t i = 0; i < keys.size(); ++i) keys[i] = 0.01f * static_cast<float>((i * 37) % 101) - 0.5f;
+  for (size_t i = 0; i < keys.size(); ++i)
+    keys[i] = 0.01f * static_cast<float>((i * 37) % 101) - 0.5f;
   for (size_t i = 0; i < values.size(); ++i) values[i] = 0.02f * static_cast<float>((i * 11) % 53);
   for (int d = 0; d < 64; ++d) q[d] = 0.1f * static_cast<float>(d % 7) - 0.3f;
   gpt2::attend_rows(q.data(), keys.data(), 70, values.data(), 90, 5, 64, got.data());

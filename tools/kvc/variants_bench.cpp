@@ -81,7 +81,8 @@ std::string variants_bench_json(const VariantsBenchOptions& o) {
       prefill_ratio.push_back(prefill[v][r] / prefill[0][r]);
     }
     if (v) out += ", ";
-    out += "{\"name\": \"" + variants[v].name() + "\", \"setup_cpu_s\": " + number(median(setup[v])) +
+    out += "{\"name\": \"" + variants[v].name() +
+           "\", \"setup_cpu_s\": " + number(median(setup[v])) +
            ", \"decode_cpu_s\": " + number(median(decode[v])) +
            ", \"prefill_cpu_s\": " + number(median(prefill[v])) +
            ", \"decode_vs_gpt2\": " + number(median(decode_ratio)) +
