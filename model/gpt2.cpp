@@ -1151,8 +1151,8 @@ void causal_attention(const Model& model, const HeadLayout& a, int first_pos, in
     const size_t g = static_cast<size_t>(h / a.group);
     thread_local std::vector<float> scores;
     if (scores.size() < static_cast<size_t>(n)) scores.resize(n);
-    attention_scores(a.q + static_cast<size_t>(i) * a.q_stride + h * a.q_head, a.k + g * a.k_head, n,
-                     static_cast<int>(a.k_stride), a.dim, a.scale, scores.data());
+    attention_scores(a.q + static_cast<size_t>(i) * a.q_stride + h * a.q_head, a.k + g * a.k_head,
+                     n, static_cast<int>(a.k_stride), a.dim, a.scale, scores.data());
     softmax(scores.data(), n);
     weighted_sum(scores.data(), a.v + g * a.v_head, n, static_cast<int>(a.v_stride), a.value_dim,
                  a.out + static_cast<size_t>(i) * a.out_stride + h * a.out_head);
@@ -1209,7 +1209,8 @@ void embed_tokens(const Model& model, const int* tokens, int n_rows, float* x, c
   for (int r = 0; r < n_rows; ++r) {
     if (tokens[r] < 0 || tokens[r] >= c.vocab)
       throw ModelError(std::string(what) + ": row " + std::to_string(r) + ": token id " +
-                       std::to_string(tokens[r]) + " is outside 0 .. " + std::to_string(c.vocab - 1));
+                       std::to_string(tokens[r]) + " is outside 0 .. " +
+                       std::to_string(c.vocab - 1));
   }
   Access::count_embed(model, n_rows);
   const kernels::Matrix& wte = Access::wte(model);  // [d_model, vocab]: column `token` is its row

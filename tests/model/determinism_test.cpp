@@ -209,7 +209,8 @@ TEST(determinism, gpt2_small_any_thread_count) {
 
 // Each variant's own pieces on rows alone and on the same rows in batches of several
 // sizes (the pieces they share with GPT-2 are checked above).
-void check_variant_rows_alone_equal_batch(const gpt2::Model& m, const std::vector<int>& batch_sizes) {
+void check_variant_rows_alone_equal_batch(const gpt2::Model& m,
+                                          const std::vector<int>& batch_sizes) {
   const gpt2::Config& c = m.config();
   const int D = c.d_model, H = c.n_head, max_rows = batch_sizes.back(), layer = c.n_layer - 1;
   const auto tokens = prompt(max_rows, c.vocab);
@@ -229,7 +230,9 @@ void check_variant_rows_alone_equal_batch(const gpt2::Model& m, const std::vecto
     std::vector<float> q, k, v, rotated, q_nope, q_rope, rows, absorbed, attn, keys, values;
   };
   auto run = [&](int r0, int n, Outputs& o) {
-    auto at = [](std::vector<float>& b, int r, int w) { return b.data() + static_cast<size_t>(r) * w; };
+    auto at = [](std::vector<float>& b, int r, int w) {
+      return b.data() + static_cast<size_t>(r) * w;
+    };
     gq.qkv(layer, x.data() + r0 * D, n, at(o.q, r0, D), at(o.k, r0, W), at(o.v, r0, W));
     std::copy(x.begin() + r0 * D, x.begin() + (r0 + n) * D, o.rotated.begin() + r0 * D);
     rot.rotate(at(o.rotated, r0, D), n, positions.data() + r0);
@@ -240,14 +243,16 @@ void check_variant_rows_alone_equal_batch(const gpt2::Model& m, const std::vecto
     std::vector<float> o_lat(static_cast<size_t>(n) * O);
     for (int r = 0; r < n; ++r)
       for (int h = 0; h < H; ++h)
-        std::copy_n(at(o.absorbed, r0 + r, Q) + h * lat.query_dim(), 128, o_lat.data() + r * O + h * 128);
+        std::copy_n(at(o.absorbed, r0 + r, Q) + h * lat.query_dim(), 128,
+                    o_lat.data() + r * O + h * 128);
     lat.output_from_latent(layer, o_lat.data(), n, at(o.attn, r0, D));
     lat.expand_keys(layer, at(o.rows, r0, R), n, at(o.keys, r0, H * 128));
     lat.expand_values(layer, at(o.rows, r0, R), n, at(o.values, r0, D));
   };
   auto make = [&] {
     Outputs o;
-    for (auto* b : {&o.q, &o.rotated, &o.q_nope, &o.q_rope, &o.attn, &o.values}) b->resize(max_rows * D);
+    for (auto* b : {&o.q, &o.rotated, &o.q_nope, &o.q_rope, &o.attn, &o.values})
+      b->resize(max_rows * D);
     o.k.resize(max_rows * W);
     o.v.resize(max_rows * W);
     o.rows.resize(max_rows * R);
@@ -263,7 +268,8 @@ void check_variant_rows_alone_equal_batch(const gpt2::Model& m, const std::vecto
     auto head = [](const std::vector<float>& a, size_t count) {
       return std::vector<float>(a.begin(), a.begin() + count);
     };
-    auto same = [&](const std::vector<float>& a, const std::vector<float>& b, int w, const char* what) {
+    auto same = [&](const std::vector<float>& a, const std::vector<float>& b, int w,
+                    const char* what) {
       EXPECT_TRUE(same_bits(head(a, n * w), head(b, n * w), w)) << what << ", batch " << n;
     };
     same(batch.q, alone.q, D, "grouped-query q");
@@ -307,7 +313,8 @@ TEST(determinism, variants_any_thread_count) {
     const auto one = gpt2::variant_forward(m, v)(tokens);
     for (int threads : {2, 3, 7}) {
       m.set_threads(threads);
-      EXPECT_TRUE(same_bits(gpt2::variant_forward(m, v)(tokens), one, 300)) << v.name() << ", " << threads << " threads";
+      EXPECT_TRUE(same_bits(gpt2::variant_forward(m, v)(tokens), one, 300))
+          << v.name() << ", " << threads << " threads";
     }
   }
   m.set_threads(1);
@@ -348,10 +355,12 @@ TEST(determinism, variants_prefill_equals_the_cached_loop_on_every_vector_path) 
       gpt2::kernels::set_vector_path(path);
       const auto truth = gpt2::variant_forward(m, v)(tokens);
       gpt2::Decoder d = gpt2::variant_decoder(m, v, 70);
-      EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 66), model_test::rows_from(truth, 65, 300), 300))
+      EXPECT_TRUE(same_bits(model_test::decoded_rows(d, tokens, 66),
+                            model_test::rows_from(truth, 65, 300), 300))
           << v.name() << ", " << gpt2::kernels::vector_path_name(path);
       if (first.empty()) first = truth;
-      EXPECT_TRUE(same_bits(truth, first, 300)) << v.name() << ", " << gpt2::kernels::vector_path_name(path);
+      EXPECT_TRUE(same_bits(truth, first, 300))
+          << v.name() << ", " << gpt2::kernels::vector_path_name(path);
     }
   }
   gpt2::kernels::set_vector_path(saved);

@@ -40,12 +40,15 @@ gpt2::Config variant_config() {
 
 std::vector<int> spread_tokens(int n, int vocab) {
   std::vector<int> t(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int>((i * 7919LL + 13) % vocab);
+  for (int i = 0; i < n; ++i)
+    t[static_cast<size_t>(i)] = static_cast<int>((i * 7919LL + 13) % vocab);
   return t;
 }
 
-std::vector<float> decoded_rows(gpt2::Decoder& decoder, const std::vector<int>& tokens, int prefill) {
-  std::vector<float> out = decoder.prefill(std::span<const int>(tokens.data(), static_cast<size_t>(prefill)));
+std::vector<float> decoded_rows(gpt2::Decoder& decoder, const std::vector<int>& tokens,
+                                int prefill) {
+  std::vector<float> out =
+      decoder.prefill(std::span<const int>(tokens.data(), static_cast<size_t>(prefill)));
   for (size_t i = static_cast<size_t>(prefill); i < tokens.size(); ++i) {
     const std::vector<float> row = decoder.step(tokens[i]);
     out.insert(out.end(), row.begin(), row.end());
@@ -86,8 +89,7 @@ testing::AssertionResult same_bits(const std::vector<float>& a, const std::vecto
   return testing::AssertionFailure()
          << count << " of " << a.size() << " values differ; first at [" << first / row_width << ", "
          << first % row_width << "]: " << a[first] << " vs " << b[first] << " (bits " << std::hex
-         << bits(a[first]) << " vs " << bits(b[first]) << std::dec << "); max |diff| "
-         << max_diff;
+         << bits(a[first]) << " vs " << bits(b[first]) << std::dec << "); max |diff| " << max_diff;
 }
 
 testing::AssertionResult close_rows(const std::vector<float>& got, const std::vector<double>& want,
@@ -289,7 +291,8 @@ gpt2::Model f32_safetensors_model(uint64_t seed, const gpt2::Config& config) {
   for (const auto& spec : gpt2::tensor_specs(config))
     parts.push_back({spec.name, "F32", spec.shape, f32_bytes(tensors.at(spec.name))});
   const std::string path = temp_path("f32.safetensors");
-  write_file(path, file_bytes(header_json(parts, {{"n_head", std::to_string(config.n_head)}}), parts));
+  write_file(path,
+             file_bytes(header_json(parts, {{"n_head", std::to_string(config.n_head)}}), parts));
   gpt2::Model m = gpt2::Model::load_safetensors(path);
   std::filesystem::remove(path);  // the mapping stays
   return m;

@@ -45,12 +45,12 @@
 
 #include "bench.hpp"
 #include "generate.hpp"
-#include "variants.hpp"
-#include "variants_bench.hpp"
 #include "gpt2.hpp"
 #include "kernels.hpp"
 #include "kvc_cli.hpp"
 #include "threads.hpp"
+#include "variants.hpp"
+#include "variants_bench.hpp"
 
 namespace {
 
@@ -71,9 +71,9 @@ struct ModelOptions {
 };
 
 void add_variant_option(CLI::App* sub, std::string& variant, const char* what) {
-  sub->add_option("--variant", variant,
-                  std::string("gpt2, gqa-N (N K/V heads), rotary, streaming-SINK-WINDOW or latent") +
-                      what)
+  sub->add_option(
+         "--variant", variant,
+         std::string("gpt2, gqa-N (N K/V heads), rotary, streaming-SINK-WINDOW or latent") + what)
       ->capture_default_str();
 }
 
@@ -83,7 +83,8 @@ std::vector<gpt2::Variant> parse_variants(const std::string& list, uint64_t seed
   size_t at = 0;
   while (true) {
     const size_t comma = list.find(',', at);
-    const std::string name = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const std::string name =
+        list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     try {
       out.push_back(gpt2::Variant::parse(name, seed));
     } catch (const gpt2::ModelError& e) {
@@ -186,15 +187,17 @@ int run_logits(const ModelOptions& o) {
 // time; the streaming variant's forward is such a decode already.
 std::vector<float> decode_all(const gpt2::Model& m, const gpt2::Variant& variant,
                               const std::vector<int>& tokens) {
-  if (variant.kind == gpt2::Variant::Kind::streaming) return gpt2::variant_forward(m, variant)(tokens);
+  if (variant.kind == gpt2::Variant::Kind::streaming)
+    return gpt2::variant_forward(m, variant)(tokens);
   gpt2::check_tokens(tokens, m.config());
   const size_t vocab = m.config().vocab;
   std::vector<float> logits(tokens.size() * vocab);  // [n, vocab]
   if (tokens.empty()) return logits;
   gpt2::Decoder decoder = gpt2::variant_decoder(m, variant, static_cast<int>(tokens.size()));
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    const std::vector<float> row =
-        pos == 0 ? decoder.prefill(std::span<const int>(tokens.data(), 1)) : decoder.step(tokens[pos]);
+    const std::vector<float> row = pos == 0
+                                       ? decoder.prefill(std::span<const int>(tokens.data(), 1))
+                                       : decoder.step(tokens[pos]);
     std::copy(row.begin(), row.end(), logits.begin() + pos * vocab);
   }
   return logits;
@@ -238,7 +241,8 @@ gpt2::Decoder make_decoder(const std::string& impl, const gpt2::Variant& variant
   if (variant.kind != gpt2::Variant::Kind::gpt2) {
     if (impl == "no-cache") return gpt2::variant_no_cache_decoder(m, variant);
     if (variant.kind == gpt2::Variant::Kind::streaming)
-      throw BadInput("--variant " + variant.name() + ": give --impl no-cache (it has no cached decoder)");
+      throw BadInput("--variant " + variant.name() +
+                     ": give --impl no-cache (it has no cached decoder)");
     return gpt2::variant_decoder(m, variant, capacity);
   }
   if (impl == "no-cache") return gpt2::no_cache_decoder(m);
@@ -269,8 +273,8 @@ int run_digest(const ModelOptions& o) {
   for (const gpt2::Variant& v : variants) {
     const bool plain = v.kind == gpt2::Variant::Kind::gpt2;
     const std::vector<float> logits = !o.decode ? gpt2::variant_forward(m, v)(tokens)
-                                      : plain    ? decode_all(m, tokens)
-                                                 : decode_all(m, v, tokens);
+                                      : plain   ? decode_all(m, tokens)
+                                                : decode_all(m, v, tokens);
     if (variants.size() > 1) out += v.name() + " ";
     out += logits_digest(logits) + "\n";
   }
@@ -305,7 +309,8 @@ int main(int argc, char** argv) {
   digest->add_flag("--decode", digest_opts.decode,
                    "compute the logits by a cached decode, one token at a time, not forward()");
   add_variant_option(logits, logits_opts.variant, "");
-  add_variant_option(digest, digest_opts.variant, "; several, comma-separated, print one line each");
+  add_variant_option(digest, digest_opts.variant,
+                     "; several, comma-separated, print one line each");
 
   gpt2::BenchOptions bench_opts;
   bench_opts.threads = gpt2::default_thread_count();
@@ -326,8 +331,10 @@ int main(int argc, char** argv) {
 
   gpt2::VariantsBenchOptions vbench_opts;
   auto* vbench = app.add_subcommand(
-      "bench-variants", "CPU-s of a decode step and a prefill, GPT-2 small and its variants, as JSON");
-  vbench->add_option("--seed", vbench_opts.seed, "seed of the synthetic weights")->capture_default_str();
+      "bench-variants",
+      "CPU-s of a decode step and a prefill, GPT-2 small and its variants, as JSON");
+  vbench->add_option("--seed", vbench_opts.seed, "seed of the synthetic weights")
+      ->capture_default_str();
   vbench->add_option("--context", vbench_opts.context, "cached positions before the decode step")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -371,7 +378,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (generate->parsed()) {
-      const std::vector<gpt2::Variant> variant = parse_variants(generate_variant, generate_opts.seed);
+      const std::vector<gpt2::Variant> variant =
+          parse_variants(generate_variant, generate_opts.seed);
       if (variant.size() != 1) throw BadInput("--variant: generate takes one variant");
       if (generate_opts.impl == "learner") {
         if (variant[0].kind != gpt2::Variant::Kind::gpt2)

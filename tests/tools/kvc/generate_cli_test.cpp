@@ -65,13 +65,19 @@ TEST(generate_cli, variants_cached_and_no_cache_print_the_same_tokens) {
     EXPECT_EQ(ids_of(kvc(args + " --impl no-cache")), cached) << variant;
     EXPECT_NE(cached, gpt2) << variant;
   }
-  const Output streaming = kvc("generate " + prompt + " --max-new-tokens 2 --variant streaming-1-2");
+  const Output streaming =
+      kvc("generate " + prompt + " --max-new-tokens 2 --variant streaming-1-2");
   EXPECT_EQ(streaming.exit_code, 2);
   EXPECT_NE(streaming.err.find("give --impl no-cache"), std::string::npos) << streaming.err;
-  EXPECT_EQ(ids_of(kvc("generate " + prompt + " --max-new-tokens 2 --variant streaming-1-2 --impl no-cache")).size(), 2u);
-  const Output learner_variant = kvc("generate " + prompt + " --variant rotary " + learner("kvc-learner"));
+  EXPECT_EQ(ids_of(kvc("generate " + prompt +
+                       " --max-new-tokens 2 --variant streaming-1-2 --impl no-cache"))
+                .size(),
+            2u);
+  const Output learner_variant =
+      kvc("generate " + prompt + " --variant rotary " + learner("kvc-learner"));
   EXPECT_EQ(learner_variant.exit_code, 2);
-  EXPECT_NE(learner_variant.err.find("kvc-learner has no --variant"), std::string::npos) << learner_variant.err;
+  EXPECT_NE(learner_variant.err.find("kvc-learner has no --variant"), std::string::npos)
+      << learner_variant.err;
 }
 
 TEST(generate_cli, the_first_token_is_the_argmax_of_kvc_logits) {

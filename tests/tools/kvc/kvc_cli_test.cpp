@@ -107,8 +107,9 @@ TEST(kvc_cli, digest_is_stable_across_thread_counts) {
 // One line per variant; GPT-2 with 12 K/V heads is GPT-2; a cached decode gives the
 // forward's digests; the streaming window holding every token is rotary itself.
 TEST(kvc_cli, digest_of_the_variants) {
-  const std::string args = "digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 2 --variant "
-                           "gpt2,gqa-12,gqa-4,gqa-1,rotary,streaming-1-1,latent,streaming-2-1";
+  const std::string args =
+      "digest --synthetic --seed 1 --tokens 464,2068,7586 --threads 2 --variant "
+      "gpt2,gqa-12,gqa-4,gqa-1,rotary,streaming-1-1,latent,streaming-2-1";
   const KvcRun forward = kvc(args);
   const KvcRun decode = kvc(args + " --decode");
   ASSERT_EQ(forward.exit_code, 0) << forward.err;
@@ -142,12 +143,14 @@ TEST(kvc_cli, bench_variants_reports_cpu_seconds_per_variant) {
   std::vector<std::string> names;
   for (const auto& v : j.at("variants")) {
     names.push_back(v.at("name"));
-    for (const char* key : {"setup_cpu_s", "decode_cpu_s", "prefill_cpu_s", "decode_vs_gpt2", "prefill_vs_gpt2"}) {
+    for (const char* key :
+         {"setup_cpu_s", "decode_cpu_s", "prefill_cpu_s", "decode_vs_gpt2", "prefill_vs_gpt2"}) {
       ASSERT_TRUE(v.at(key).is_number()) << key;
       EXPECT_GE(v.at(key).get<double>(), 0.0) << key;
     }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"gpt2", "gqa-4", "gqa-2", "gqa-1", "rotary", "latent"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"gpt2", "gqa-4", "gqa-2", "gqa-1", "rotary", "latent"}));
 }
 
 TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
@@ -167,7 +170,8 @@ TEST(kvc_cli, bad_inputs_exit_2_with_a_message) {
       {"logits --seed 3 --tokens 1", "requires --synthetic"},
       {"logits --synthetic --tokens 1 --threads 0", "--threads"},
       {"digest --synthetic --tokens 1,2,-5", "token 2 has id -5"},
-      {"digest --synthetic --tokens 1 --variant gqa-5", "5 K/V heads do not divide the 12 query heads"},
+      {"digest --synthetic --tokens 1 --variant gqa-5",
+       "5 K/V heads do not divide the 12 query heads"},
       {"digest --synthetic --tokens 1 --variant mla", "unknown model variant 'mla'"},
       {"digest --synthetic --tokens 1 --variant gpt2,", "unknown model variant ''"},
       {"digest --synthetic --tokens 1 --variant streaming-4", "unknown model variant"},
